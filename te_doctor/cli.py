@@ -1,0 +1,118 @@
+"""Command-line wiring: parse options, call the pipeline, write output, map errors to exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from te_doctor import __version__
+from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  success
+  1  a gate failed (findings at or above --fail-on; `check` only)
+  2  bad input: a flag, rule file or snapshot
+  3  internal error (a te-doctor bug: please report it)
+  130 interrupted
+"""
+
+
+@click.group(epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="te-doctor")
+def cli() -> None:
+    """Can this machine run Transformer Engine FP8? If not, why, and what works instead."""
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice([f.value for f in OutputFormat]),
+    default=OutputFormat.TEXT.value,
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE instead of stdout (created only when the run succeeds).",
+)
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Also strip hostname, user names, home paths and GPU UUIDs/serials. "
+    "Secrets in environment variables are always removed.",
+)
+@click.option(
+    "--snapshot",
+    "snapshot_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Render a saved snapshot instead of probing this machine.",
+)
+def probe(
+    output_format: str, output: Path | None, redact: bool, snapshot_file: Path | None
+) -> None:
+    """Record every fact about this machine (the bug-report artifact)."""
+    from te_doctor.redact import redact_personal
+
+    if snapshot_file is not None:
+        from te_doctor.snapshot_file import load
+
+        snapshot = load(snapshot_file)
+    else:
+        from te_doctor.probes import collect_snapshot
+        from te_doctor.probes.real import real_context
+
+        snapshot = collect_snapshot(real_context())
+    if redact:
+        snapshot = redact_personal(snapshot, home=os.environ.get("HOME", ""))
+    _emit(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    click.echo(f"te-doctor: wrote {output}", err=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return the exit code instead of raising ``SystemExit``."""
+    try:
+        cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="te-doctor",
+            standalone_mode=False,
+        )
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return ExitCode.USAGE
+    except (click.Abort, KeyboardInterrupt):
+        click.echo("te-doctor: interrupted", err=True)
+        return ExitCode.INTERRUPTED
+    except TeDoctorError as exc:
+        click.echo(f"te-doctor: error: {exc}", err=True)
+        return int(exc.exit_code)
+    except Exception:  # noqa: BLE001 - last resort: never a bare traceback without context
+        click.echo("te-doctor: an unexpected error has occurred (a te-doctor bug):", err=True)
+        traceback.print_exc(file=sys.stderr)
+        click.echo(
+            "Please report it with the output of `te-doctor probe --format json --redact`.",
+            err=True,
+        )
+        return ExitCode.INTERNAL
+    return ExitCode.OK

@@ -1,0 +1,197 @@
+"""The one seam between probes and the machine: commands, files, environment, metadata, NVML.
+
+Probes read the machine only through a ``ProbeContext``. Tests build one over a fake
+filesystem root, fake command results, fake distributions and a fake NVML module.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+#: Return codes that ``run`` uses for failures that happen before or instead of the command.
+NOT_FOUND = 127
+NOT_EXECUTABLE = 126
+TIMED_OUT = 124
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a command did. ``run`` never raises: failures are return codes 124/126/127."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the command ran and exited 0."""
+        return self.returncode == 0
+
+    def describe(self) -> str:
+        """A short human phrase for a failed command, used as the reason of an unknown fact."""
+        tool = self.argv[0] if self.argv else "command"
+        if self.returncode == NOT_FOUND:
+            return f"{tool}: not found"
+        if self.returncode == TIMED_OUT:
+            return f"{tool}: did not answer ({self.stderr.strip()})"
+        if self.returncode == NOT_EXECUTABLE:
+            return f"{tool}: cannot be executed ({self.stderr.strip()})"
+        first = (self.stderr.strip() or self.stdout.strip()).splitlines()[:1]
+        return f"{tool}: exit {self.returncode}" + (f": {first[0][:200]}" if first else "")
+
+
+class Runner(Protocol):
+    """Runs an argv list with a hard timeout and returns its result without raising."""
+
+    def __call__(self, argv: Sequence[str], *, timeout: float) -> CommandResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledDist:
+    """One distribution's metadata as found on the search path (never by importing it)."""
+
+    name: str
+    version: str
+    location: str
+    installer: str
+    direct_url: str
+    error: str = ""
+    metadata_format: str = "dist-info"
+
+
+@dataclass(frozen=True, slots=True)
+class SystemInfo:
+    """Facts about the running system that the standard library gives directly."""
+
+    hostname: str
+    user: str
+    kernel: str
+    machine: str
+    cpu_count: int
+    libc: tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class InterpreterInfo:
+    """The Python interpreter being diagnosed."""
+
+    executable: str
+    version: str
+    implementation: str
+    prefix: str
+    base_prefix: str
+    sys_path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeContext:
+    """Everything a probe may read. ``root`` maps absolute machine paths (``/proc``, ...)."""
+
+    run: Runner
+    env: Mapping[str, str]
+    root: Path
+    system: SystemInfo
+    python: InterpreterInfo
+    distributions: Callable[[], Sequence[InstalledDist]]
+    load_nvml: Callable[[], Any]
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
+        """Compute a value shared by several probes (the library index) once per run."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        result: T = self.memo[key]
+        return result
+
+    def path(self, machine_path: str) -> Path:
+        """The local path of an absolute machine path (identity when ``root`` is ``/``)."""
+        return self.root / machine_path.lstrip("/")
+
+    def read_text(self, machine_path: str) -> str:
+        """Read a text file of the machine; raises ``OSError`` like ``Path.read_text``."""
+        return self.path(machine_path).read_text(encoding="utf-8", errors="replace")
+
+    def exists(self, machine_path: str) -> bool:
+        """True when the machine path exists."""
+        return self.path(machine_path).exists()
+
+    def glob(self, directory: str, pattern: str) -> list[str]:
+        """Machine paths of the entries of ``directory`` that match ``pattern``, sorted."""
+        base = self.path(directory)
+        try:
+            matches = sorted(base.glob(pattern))
+        except OSError:
+            return []
+        return [_join(directory, str(match.relative_to(base))) for match in matches]
+
+    def realpath(self, machine_path: str) -> str:
+        """The machine path with every symlink resolved (targets stay inside ``root``)."""
+        resolved = self.path(machine_path).resolve()
+        try:
+            return "/" + str(resolved.relative_to(self.root.resolve()))
+        except ValueError:
+            return str(resolved)
+
+    def which(self, name: str) -> str | None:
+        """The machine path of an executable on ``PATH``, or None."""
+        for directory in self.env.get("PATH", "").split(os.pathsep):
+            if directory and os.access(self.path(_join(directory, name)), os.X_OK):
+                return _join(directory, name)
+        return None
+
+
+def _join(directory: str, name: str) -> str:
+    return directory.rstrip("/") + "/" + name
+
+
+def run_command(argv: Sequence[str], *, timeout: float) -> CommandResult:
+    """Run ``argv`` (never through a shell) and kill its whole process group on timeout."""
+    args = tuple(argv)
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        return CommandResult(args, NOT_FOUND, "", "not found")
+    except PermissionError as exc:
+        return CommandResult(args, NOT_EXECUTABLE, "", str(exc))
+    except OSError as exc:
+        return CommandResult(args, NOT_EXECUTABLE, "", str(exc))
+    started = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        waited = time.monotonic() - started
+        return CommandResult(args, TIMED_OUT, "", f"no answer after {waited:.1f} s, killed")
+    return CommandResult(
+        args,
+        proc.returncode,
+        out.decode("utf-8", errors="replace"),
+        err.decode("utf-8", errors="replace"),
+    )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    try:
+        proc.communicate(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        pass  # a process stuck in the kernel (D state): give up on its pipes, never hang

@@ -1,0 +1,219 @@
+"""Find every copy of the CUDA libraries that TE and PyTorch load, and where each came from.
+
+Search order mirrors what a process would meet: pip ``nvidia-*`` wheels, conda, LD_LIBRARY_PATH,
+CUDA toolkits, then the system loader cache (``ldconfig -p``). Nothing is loaded or executed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from te_doctor.facts import Fact, Version
+from te_doctor.probes.context import ProbeContext
+from te_doctor.probes.packages_index import dist_version
+from te_doctor.snapshot import LibraryCopy
+
+SOURCE = "libraries"
+LDCONFIG_TIMEOUT_S = 3.0
+
+#: Library family -> file-name pattern and the pip distribution (minus -cuXX) that ships it.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "cudart": ("libcudart.so*", "nvidia-cuda-runtime"),
+    "cublas": ("libcublas.so*", "nvidia-cublas"),
+    "cublasLt": ("libcublasLt.so*", "nvidia-cublas"),
+    "nvrtc": ("libnvrtc.so*", "nvidia-cuda-nvrtc"),
+    "cudnn": ("libcudnn.so*", "nvidia-cudnn"),
+    "nccl": ("libnccl.so*", "nvidia-nccl"),
+}
+#: Library family -> its component key in a CUDA toolkit's version.json.
+TOOLKIT_COMPONENTS = {
+    "cudart": "cuda_cudart",
+    "cublas": "libcublas",
+    "cublasLt": "libcublas",
+    "nvrtc": "cuda_nvrtc",
+}
+_SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchDir:
+    """A directory to search and the origin label its libraries get."""
+
+    path: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class LibraryIndex:
+    """Every library copy found, in search order, and every shared object file name seen."""
+
+    copies: tuple[LibraryCopy, ...]
+    files: dict[str, tuple[str, str]]
+    notes: tuple[str, ...]
+
+    def of(self, family: str) -> tuple[LibraryCopy, ...]:
+        """Copies of one family (``"cudnn"``), first-found first."""
+        return tuple(copy for copy in self.copies if copy.name == family)
+
+    def resolve(self, soname: str) -> tuple[str, str] | None:
+        """(path, origin) where a library with this exact file name would be found, or None."""
+        return self.files.get(soname)
+
+
+def library_index(ctx: ProbeContext) -> LibraryIndex:
+    """The index for this run, built once and shared by the CUDA, cuDNN and TE probes."""
+    return ctx.cached("library-index", lambda: _build_index(ctx))
+
+
+def search_dirs(ctx: ProbeContext, notes: list[str]) -> list[SearchDir]:
+    """Where to look, in the order a loader (or TE's own preloading) would."""
+    dirs: list[SearchDir] = []
+    for site in ctx.python.sys_path:
+        if site.endswith("-packages"):
+            dirs.extend(SearchDir(lib, "pip") for lib in ctx.glob(site, "nvidia/*/lib"))
+    prefix = ctx.python.prefix.rstrip("/")
+    if ctx.exists(prefix + "/conda-meta"):
+        dirs.append(SearchDir(prefix + "/lib", "conda"))
+    entries = ctx.env.get("LD_LIBRARY_PATH", "").split(":")
+    dirs.extend(SearchDir(entry, "LD_LIBRARY_PATH") for entry in entries if entry)
+    for toolkit in toolkit_roots(ctx):
+        dirs.append(SearchDir(toolkit + "/lib64", f"toolkit {toolkit}"))
+        dirs.extend(SearchDir(d, f"toolkit {toolkit}") for d in ctx.glob(toolkit, "targets/*/lib"))
+    dirs.extend(SearchDir(d, "system") for d in _ldconfig_dirs(ctx, notes))
+    return dirs
+
+
+def toolkit_roots(ctx: ProbeContext) -> list[str]:
+    """CUDA toolkit directories, most authoritative first, each real path listed once."""
+    candidates = [ctx.env.get("CUDA_HOME", ""), ctx.env.get("CUDA_PATH", "")]
+    nvcc = ctx.which("nvcc")
+    if nvcc and ctx.exists(nvcc.rsplit("/", 2)[0] + "/include/cuda_runtime_api.h"):
+        candidates.append(nvcc.rsplit("/", 2)[0])  # not for wrapper scripts in /usr/local/bin
+    candidates += ["/usr/local/cuda", *ctx.glob("/usr/local", "cuda-*"), "/opt/cuda"]
+    roots: list[str] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        if candidate and ctx.exists(candidate):
+            real = ctx.realpath(candidate)
+            if real not in seen:
+                seen.add(real)
+                roots.append(candidate.rstrip("/"))
+    return roots
+
+
+def _ldconfig_dirs(ctx: ProbeContext, notes: list[str]) -> list[str]:
+    ldconfig = ctx.which("ldconfig") or next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if ctx.exists(p)), "ldconfig"
+    )
+    result = ctx.run([ldconfig, "-p"], timeout=LDCONFIG_TIMEOUT_S)
+    if not result.ok:
+        notes.append(f"system loader cache not read: {result.describe()}")
+        return ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"]
+    dirs: list[str] = []
+    for line in result.stdout.splitlines():
+        _, arrow, path = line.partition("=>")
+        directory = path.strip().rsplit("/", 1)[0]
+        if arrow and directory and directory not in dirs:
+            dirs.append(directory)
+    return dirs
+
+
+def _build_index(ctx: ProbeContext) -> LibraryIndex:
+    notes: list[str] = []
+    copies: list[LibraryCopy] = []
+    files: dict[str, tuple[str, str]] = {}
+    seen_real: set[str] = set()
+    for directory in search_dirs(ctx, notes):
+        for path in ctx.glob(directory.path, "lib*.so*"):
+            files.setdefault(path.rsplit("/", 1)[1], (path, directory.origin))
+        for family, (pattern, _dist) in FAMILIES.items():
+            for copy in _copies_in(ctx, directory, family, pattern):
+                real = ctx.realpath(copy.path)
+                if real not in seen_real:
+                    seen_real.add(real)
+                    copies.append(copy)
+    return LibraryIndex(tuple(copies), files, tuple(notes))
+
+
+def _copies_in(
+    ctx: ProbeContext, directory: SearchDir, family: str, pattern: str
+) -> Iterator[LibraryCopy]:
+    """One copy per distinct real file; the most specific file name names it."""
+    by_real: dict[str, str] = {}
+    for path in ctx.glob(directory.path, pattern):
+        name = path.rsplit("/", 1)[1]
+        if not name.startswith(pattern.split("*")[0] + "."):
+            continue  # libcublas.so* also matches nothing else, but libcudnn_ops.so* must not count
+        real = ctx.realpath(path)
+        best = by_real.get(real, "")
+        if len(name) > len(best.rsplit("/", 1)[-1]):
+            by_real[real] = path
+    for real, path in by_real.items():
+        yield LibraryCopy(
+            name=family,
+            path=path,
+            version=_version(ctx, directory, family, real.rsplit("/", 1)[1], path),
+            origin=directory.origin,
+        )
+
+
+def _version(
+    ctx: ProbeContext, directory: SearchDir, family: str, real_name: str, path: str
+) -> Fact[Version]:
+    source = f"{SOURCE}:file name"
+    for name in (real_name, path.rsplit("/", 1)[1]):
+        match = _SO_VERSION.search(name)
+        if match and "." in match.group(1):
+            return Fact.of(Version(match.group(1)), source)
+    if directory.origin == "pip":
+        site = directory.path.split("/nvidia/")[0]
+        found = dist_version(ctx, FAMILIES[family][1], site)
+        if found:
+            return Fact.of(Version(found[1]), f"{SOURCE}:pip {found[0]}")
+    if directory.origin.startswith("toolkit "):
+        found_in_toolkit = _toolkit_component_version(
+            ctx, directory.origin[len("toolkit ") :], family
+        )
+        if found_in_toolkit is not None:
+            return found_in_toolkit
+    match = _SO_VERSION.search(path)
+    if match:
+        return Fact.of(Version(match.group(1)), f"{SOURCE}:soname (major only)")
+    return Fact.unknown(f"no version in the file name {real_name}", source)
+
+
+def _toolkit_component_version(
+    ctx: ProbeContext, toolkit: str, family: str
+) -> Fact[Version] | None:
+    """A library's version from the toolkit's version.json, or its bundled pip dist-info."""
+    component = TOOLKIT_COMPONENTS.get(family)
+    if component is None:
+        return None
+    try:
+        data = json.loads(ctx.read_text(toolkit + "/version.json"))
+        return Fact.of(Version(str(data[component]["version"])), f"{SOURCE}:{toolkit}/version.json")
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    dist = FAMILIES[family][1].replace("-", "_")
+    for info in ctx.glob(toolkit, f"dist-info/{dist}-*.dist-info"):
+        match = re.search(r"-(\d+(?:\.\d+)+)\.dist-info$", info)
+        if match:
+            return Fact.of(Version(match.group(1)), f"{SOURCE}:{info}")
+    return None
+
+
+def first_copy_version(copies: tuple[LibraryCopy, ...], what: str) -> Fact[Version]:
+    """The copy a process would load first (pip wheels before system), with where it lives."""
+    if not copies:
+        return Fact.absent(
+            f"no {what} found in pip nvidia-* wheels, conda, LD_LIBRARY_PATH, CUDA toolkits "
+            "or the system loader cache",
+            SOURCE,
+        )
+    first = copies[0]
+    if first.version.value is None:
+        return Fact.unknown(f"{first.path}: {first.version.reason}", SOURCE)
+    return Fact.of(first.version.value, f"{SOURCE}:{first.origin} {first.path}")

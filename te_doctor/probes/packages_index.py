@@ -1,0 +1,29 @@
+"""Lookups over the installed distributions, shared by the probes that need them."""
+
+from __future__ import annotations
+
+from packaging.utils import canonicalize_name
+
+from te_doctor.probes.context import InstalledDist, ProbeContext
+
+CUDA_SUFFIXES = ("", "-cu11", "-cu12", "-cu13")
+
+
+def all_dists(ctx: ProbeContext) -> tuple[InstalledDist, ...]:
+    """Every distribution on the interpreter's search path, read once per run."""
+    return ctx.cached("distributions", lambda: tuple(ctx.distributions()))
+
+
+def find_dists(ctx: ProbeContext, name: str) -> list[InstalledDist]:
+    """All copies of one distribution (several when it is installed twice), first on path first."""
+    wanted = canonicalize_name(name)
+    return [d for d in all_dists(ctx) if not d.error and canonicalize_name(d.name) == wanted]
+
+
+def dist_version(ctx: ProbeContext, base: str, location: str) -> tuple[str, str] | None:
+    """(name, version) of ``base`` or its ``-cu12``/``-cu13`` variant installed in ``location``."""
+    for suffix in CUDA_SUFFIXES:
+        for dist in find_dists(ctx, base + suffix):
+            if dist.location.rstrip("/") == location.rstrip("/"):
+                return dist.name, dist.version
+    return None

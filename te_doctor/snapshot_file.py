@@ -1,0 +1,53 @@
+"""Reading and writing snapshot files, with one clear error line for anything malformed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from te_doctor.codec import from_data, to_data
+from te_doctor.errors import SnapshotError
+from te_doctor.snapshot import SCHEMA_VERSION, Snapshot
+
+
+def dumps(snapshot: Snapshot) -> str:
+    """The snapshot as indented JSON with a trailing newline."""
+    return json.dumps(to_data(snapshot), indent=2, ensure_ascii=False) + "\n"
+
+
+def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
+    """Parse snapshot JSON; raise ``SnapshotError`` prefixed with ``name`` on any problem."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        raise SnapshotError(
+            f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
+        ) from None
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{name}: expected a JSON object, got {type(data).__name__}")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SnapshotError(f"{name}: schema_version: missing or not an integer (not a snapshot?)")
+    if version > SCHEMA_VERSION:
+        raise SnapshotError(
+            f"{name}: schema_version {version} is newer than this te-doctor understands "
+            f"({SCHEMA_VERSION}); upgrade te-doctor"
+        )
+    if version < SCHEMA_VERSION:
+        raise SnapshotError(
+            f"{name}: schema_version {version} is older than {SCHEMA_VERSION}; re-record it"
+        )
+    try:
+        return from_data(Snapshot, data)
+    except SnapshotError as exc:
+        raise SnapshotError(f"{name}: {exc}") from None
+
+
+def load(path: Path) -> Snapshot:
+    """Read a snapshot file; unreadable files become ``SnapshotError`` too."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc}") from None
+    return loads(text, name=str(path))
