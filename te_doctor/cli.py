@@ -57,8 +57,17 @@ def cli() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Render a saved snapshot instead of probing this machine.",
 )
+@click.option(
+    "--python",
+    metavar="PATH",
+    help="Diagnose the packages of another interpreter (e.g. a venv's bin/python).",
+)
 def probe(
-    output_format: str, output: Path | None, redact: bool, snapshot_file: Path | None
+    output_format: str,
+    output: Path | None,
+    redact: bool,
+    snapshot_file: Path | None,
+    python: str | None,
 ) -> None:
     """Record every fact about this machine (the bug-report artifact)."""
     from te_doctor.redact import redact_personal
@@ -71,7 +80,7 @@ def probe(
         from te_doctor.probes import collect_snapshot
         from te_doctor.probes.real import real_context
 
-        snapshot = collect_snapshot(real_context())
+        snapshot = collect_snapshot(real_context(python))
     if redact:
         snapshot = redact_personal(snapshot, home=os.environ.get("HOME", ""))
     _emit(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)

@@ -39,7 +39,7 @@ class CommandResult:
 
     def describe(self) -> str:
         """A short human phrase for a failed command, used as the reason of an unknown fact."""
-        tool = self.argv[0] if self.argv else "command"
+        tool = self.argv[0].rsplit("/", 1)[-1] if self.argv else "command"
         if self.returncode == NOT_FOUND:
             return f"{tool}: not found"
         if self.returncode == TIMED_OUT:

@@ -52,7 +52,7 @@ class SmiError(Exception):
 def query_gpus(ctx: ProbeContext, timeout: float) -> tuple[str, tuple[NvmlGpu, ...]]:
     """(driver version, GPUs) from ``nvidia-smi --query-gpu``; raises ``SmiError``."""
     result = ctx.run(
-        ["nvidia-smi", f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"],
+        [_smi(ctx), f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"],
         timeout=timeout,
     )
     if not result.ok:
@@ -68,13 +68,18 @@ def query_gpus(ctx: ProbeContext, timeout: float) -> tuple[str, tuple[NvmlGpu, .
 
 def query_cuda_version(ctx: ProbeContext, timeout: float) -> Fact[Version]:
     """The "CUDA Version" in plain ``nvidia-smi`` output's header."""
-    result = ctx.run(["nvidia-smi"], timeout=timeout)
+    result = ctx.run([_smi(ctx)], timeout=timeout)
     if not result.ok:
         return Fact.unknown(result.describe(), SMI_SOURCE)
     match = re.search(r"CUDA Version:\s*(\d+\.\d+)", result.stdout)
     if not match:
         return Fact.unknown("nvidia-smi header shows no CUDA Version", SMI_SOURCE)
     return Fact.of(Version(match.group(1)), SMI_SOURCE)
+
+
+def _smi(ctx: ProbeContext) -> str:
+    """nvidia-smi as found on the machine's PATH (a bare name when absent: the run says 127)."""
+    return ctx.which("nvidia-smi") or "nvidia-smi"
 
 
 def _gpu_from_row(row: list[str]) -> NvmlGpu:

@@ -1,8 +1,14 @@
-"""The ``ProbeContext`` of the machine te-doctor is running on."""
+"""The ``ProbeContext`` of the machine te-doctor is running on.
+
+By default it diagnoses the interpreter te-doctor runs in. ``python=PATH`` diagnoses another
+interpreter (a different venv): one short subprocess asks it for its version and search path,
+and its distributions are then read from disk like any other.
+"""
 
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import platform
 import socket
@@ -10,13 +16,36 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from te_doctor.errors import TeDoctorError
 from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo, run_command
 from te_doctor.probes.distributions import scan_distributions
 
+INTERPRETER_TIMEOUT_S = 10.0
+_ASK_INTERPRETER = (
+    "import json, platform, sys; print(json.dumps({'executable': sys.executable, "
+    "'version': platform.python_version(), 'implementation': platform.python_implementation(), "
+    "'prefix': sys.prefix, 'base_prefix': sys.base_prefix, 'sys_path': sys.path}))"
+)
 
-def real_context() -> ProbeContext:  # pragma: no cover - exercised by the end-to-end tests
-    """A context reading this machine and the running interpreter."""
-    python = InterpreterInfo(
+
+def real_context(python: str | None = None) -> ProbeContext:
+    """A context reading this machine and the running (or the given) interpreter."""
+    info = this_interpreter() if python is None else other_interpreter(python)
+    root = Path("/")
+    return ProbeContext(
+        run=run_command,
+        env=dict(os.environ),
+        root=root,
+        system=_system_info(),
+        python=info,
+        distributions=lambda: scan_distributions(root, info.sys_path),
+        load_nvml=_load_nvml,
+    )
+
+
+def this_interpreter() -> InterpreterInfo:
+    """The interpreter te-doctor itself runs in."""
+    return InterpreterInfo(
         executable=sys.executable,
         version=platform.python_version(),
         implementation=platform.python_implementation(),
@@ -24,16 +53,25 @@ def real_context() -> ProbeContext:  # pragma: no cover - exercised by the end-t
         base_prefix=sys.base_prefix,
         sys_path=tuple(sys.path),
     )
-    root = Path("/")
-    return ProbeContext(
-        run=run_command,
-        env=dict(os.environ),
-        root=root,
-        system=_system_info(),
-        python=python,
-        distributions=lambda: scan_distributions(root, python.sys_path),
-        load_nvml=_load_nvml,
-    )
+
+
+def other_interpreter(python: str) -> InterpreterInfo:
+    """Ask another interpreter for its version and search path; a bad path is a usage error."""
+    result = run_command([python, "-c", _ASK_INTERPRETER], timeout=INTERPRETER_TIMEOUT_S)
+    if not result.ok:
+        raise TeDoctorError(f"--python {python}: cannot run it: {result.describe()}")
+    try:
+        data: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+        return InterpreterInfo(
+            executable=str(data["executable"]),
+            version=str(data["version"]),
+            implementation=str(data["implementation"]),
+            prefix=str(data["prefix"]),
+            base_prefix=str(data["base_prefix"]),
+            sys_path=tuple(str(p) for p in data["sys_path"]),
+        )
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise TeDoctorError(f"--python {python}: unexpected answer ({exc})") from None
 
 
 def _system_info() -> SystemInfo:
