@@ -20,7 +20,8 @@ def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) else ""
+        truncated = text.strip() and not text.rstrip().endswith(("}", "]"))
+        hint = " (the file looks truncated)" if truncated else ""
         raise SnapshotError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         ) from None

@@ -1,0 +1,46 @@
+"""Assembling the snapshot: a probe that raises becomes a fact, and the run goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from te_doctor.facts import FactState
+from te_doctor.probes import PROBES, Probe, collect_snapshot
+from te_doctor.probes.context import ProbeContext
+from te_doctor.snapshot import CudaFacts
+from tests.fakes import FakeMachine
+
+
+def explode(ctx: ProbeContext) -> CudaFacts:
+    raise RuntimeError("probe bug")
+
+
+def test_a_crashing_probe_is_recorded_and_the_others_still_run(tmp_path: Path) -> None:
+    probes = tuple(
+        Probe(p.name, p.sections, explode) if p.name in ("cuda", "nvidia") else p for p in PROBES
+    )
+    snapshot = collect_snapshot(FakeMachine(tmp_path).context(), probes)
+    states = {p.name: p.state for p in snapshot.probes}
+    assert states["cuda"] == "error" and states["nvidia"] == "error"
+    assert states["host"] == "ok" and states["packages"] == "ok"
+    assert snapshot.cuda.toolkit_version.state is FactState.UNKNOWN
+    assert snapshot.cuda.toolkit_version.reason == "probe cuda failed: RuntimeError: probe bug"
+    assert snapshot.driver.version.state is FactState.UNKNOWN
+    assert snapshot.gpus == ()
+    assert snapshot.host.os_name.known
+
+
+def test_every_probe_reports_a_status_and_duration(tmp_path: Path) -> None:
+    snapshot = collect_snapshot(FakeMachine(tmp_path).context())
+    assert [p.name for p in snapshot.probes] == [p.name for p in PROBES]
+    assert all(p.state == "ok" and p.duration_ms >= 0 for p in snapshot.probes)
+
+
+def test_every_snapshot_section_is_filled_by_exactly_one_probe() -> None:
+    from te_doctor.codec import field_types
+    from te_doctor.snapshot import Snapshot
+
+    sections = [s for p in PROBES for s in p.sections]
+    assert sorted(sections) == sorted(
+        set(field_types(Snapshot)) - {"schema_version", "meta", "probes"}
+    )

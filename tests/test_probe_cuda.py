@@ -1,0 +1,155 @@
+"""CUDA and cuDNN probes: toolkits, runtime libraries and their copies, in every state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from te_doctor.facts import FactState
+from te_doctor.probes.context import CommandResult
+from te_doctor.probes.cuda import probe_cuda
+from te_doctor.probes.cudnn import probe_cudnn
+from tests.fakes import SITE, FakeMachine, ok
+
+CUDNN_HEADER = "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n"
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> FakeMachine:
+    return FakeMachine(tmp_path)
+
+
+def add_toolkit(machine: FakeMachine, root: str, version: str) -> None:
+    machine.write(
+        f"{root}/version.json",
+        json.dumps(
+            {"cuda": {"version": version}, "cuda_cudart": {"version": f"{version[:4]}.127"}}
+        ),
+    )
+    machine.executable(f"{root}/bin/nvcc")
+    machine.write(f"{root}/include/cuda_runtime_api.h")
+    machine.write(f"{root}/lib64/libcudart.so.{version.split('.')[0]}")
+
+
+def test_no_toolkit_and_no_libraries(machine: FakeMachine) -> None:
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.state is FactState.ABSENT
+    assert facts.runtime_version.state is FactState.ABSENT
+    assert facts.toolkits == ()
+
+
+def test_toolkit_from_version_json_and_its_runtime(machine: FakeMachine) -> None:
+    add_toolkit(machine, "/usr/local/cuda-12.4", "12.4.1")
+    machine.link("/usr/local/cuda", "cuda-12.4")
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.value == "12.4.1"
+    assert facts.toolkit_path.value == "/usr/local/cuda"
+    assert len(facts.toolkits) == 1  # the symlink and its target are one toolkit
+    assert facts.runtime_version.value == "12.4.127"
+    assert (
+        "version.json" in facts.runtime_version.source or "toolkit" in facts.runtime_version.source
+    )
+
+
+def test_cuda_home_wins_and_several_toolkits_are_listed(machine: FakeMachine) -> None:
+    add_toolkit(machine, "/usr/local/cuda-12.4", "12.4.1")
+    add_toolkit(machine, "/opt/nvidia/cuda-12.8", "12.8.0")
+    machine.env["CUDA_HOME"] = "/opt/nvidia/cuda-12.8"
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.value == "12.8.0"
+    assert facts.toolkits[0].found_by == "CUDA_HOME"
+    assert {t.version.value for t in facts.toolkits} == {"12.4.1", "12.8.0"}
+
+
+def test_toolkit_version_from_nvcc_when_no_version_file(machine: FakeMachine) -> None:
+    machine.executable("/usr/local/cuda/bin/nvcc")
+    machine.runner.replies["nvcc"] = ok("Cuda compilation tools, release 12.1, V12.1.105\n")
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.value == "12.1.105"
+    assert facts.toolkit_version.source == "cuda:nvcc --version"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (CommandResult(("nvcc",), 124, "", "no answer after 5.0 s"), "did not answer"),
+        (CommandResult(("nvcc",), 1, "", "nvcc fatal: bad install"), "exit 1"),
+        (ok("garbage"), "no release line"),
+    ],
+)
+def test_nvcc_hang_failure_or_garbage_is_unknown(
+    machine: FakeMachine, reply: CommandResult, reason: str
+) -> None:
+    machine.executable("/usr/local/cuda/bin/nvcc")
+    machine.runner.replies["nvcc"] = reply
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.state is FactState.UNKNOWN
+    assert reason in facts.toolkit_version.reason
+
+
+def test_runtime_only_toolkit_has_no_nvcc(machine: FakeMachine) -> None:
+    machine.write("/usr/local/cuda/version.json", json.dumps({"cuda": {"version": "12.2.2"}}))
+    facts = probe_cuda(machine.context())
+    assert facts.toolkits[0].nvcc.state is FactState.ABSENT
+
+
+def test_pip_runtime_wins_over_system_and_versions_come_from_wheels(machine: FakeMachine) -> None:
+    add_toolkit(machine, "/usr/local/cuda", "12.2.2")
+    machine.write(f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.12")
+    machine.add_dist("nvidia-cuda-runtime-cu12", "12.4.127")
+    machine.write(f"{SITE}/nvidia/cublas/lib/libcublasLt.so.12")
+    machine.add_dist("nvidia-cublas-cu12", "12.4.5.8")
+    facts = probe_cuda(machine.context())
+    assert facts.runtime_version.value == "12.4.127"
+    assert "pip" in facts.runtime_version.source
+    assert facts.cublas_version.value == "12.4.5.8"
+    assert [c.origin for c in facts.libraries if c.name == "cudart"] == [
+        "pip",
+        "toolkit /usr/local/cuda",
+    ]
+
+
+def test_system_libraries_from_the_loader_cache(machine: FakeMachine) -> None:
+    machine.write("/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.7")
+    machine.link("/usr/lib/x86_64-linux-gnu/libcudnn.so.8", "libcudnn.so.8.9.7")
+    machine.executable("/sbin/ldconfig")
+    machine.runner.replies["ldconfig"] = ok(
+        "2 libs found in cache `/etc/ld.so.cache'\n"
+        "\tlibcudnn.so.8 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.8\n"
+    )
+    facts = probe_cudnn(machine.context())
+    assert facts.version.value == "8.9.7"
+    assert [c.origin for c in facts.copies] == ["system"]
+
+
+def test_ldconfig_failure_falls_back_to_standard_dirs(machine: FakeMachine) -> None:
+    machine.write("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0")
+    machine.runner.replies["ldconfig"] = CommandResult(("ldconfig",), 124, "", "no answer")
+    assert probe_cudnn(machine.context()).version.value == "9.1.0"
+
+
+def test_two_cudnn_copies_with_different_versions(machine: FakeMachine) -> None:
+    machine.write(f"{SITE}/nvidia/cudnn/lib/libcudnn.so.9")
+    machine.add_dist("nvidia-cudnn-cu12", "9.1.0.70")
+    machine.write("/opt/cudnn/lib/libcudnn.so.8.9.2")
+    machine.env["LD_LIBRARY_PATH"] = "/opt/cudnn/lib"
+    facts = probe_cudnn(machine.context())
+    assert facts.version.value == "9.1.0.70"  # the pip wheel comes first
+    assert facts.distinct_versions == ("8.9.2", "9.1.0.70")
+    assert [c.origin for c in facts.copies] == ["pip", "LD_LIBRARY_PATH"]
+
+
+def test_cudnn_header_version_and_a_broken_header(machine: FakeMachine) -> None:
+    machine.write("/usr/include/cudnn_version.h", CUDNN_HEADER)
+    assert probe_cudnn(machine.context()).header_version.value == "9.1.0"
+    machine.write("/usr/include/cudnn_version.h", "garbage\n")
+    assert probe_cudnn(machine.context()).header_version.state is FactState.UNKNOWN
+
+
+def test_cudnn_absent(machine: FakeMachine) -> None:
+    facts = probe_cudnn(machine.context())
+    assert facts.version.state is FactState.ABSENT
+    assert facts.header_version.state is FactState.ABSENT
+    assert facts.copies == ()

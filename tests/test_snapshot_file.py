@@ -1,0 +1,101 @@
+"""Snapshot JSON: lossless round trip, the shipped schema, and one clear line for bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from te_doctor.codec import to_data
+from te_doctor.errors import SnapshotError
+from te_doctor.schema import schema_text, snapshot_schema
+from te_doctor.snapshot_file import dumps, load, loads
+from tests.snapshots import busy_snapshot
+
+SCHEMA_FILE = Path(__file__).parents[1] / "te_doctor" / "snapshot.schema.json"
+
+
+def test_round_trip_is_lossless(tmp_path: Path) -> None:
+    snapshot = busy_snapshot(tmp_path)
+    assert loads(dumps(snapshot)) == snapshot
+    assert dumps(loads(dumps(snapshot))) == dumps(snapshot)
+
+
+def test_shipped_schema_is_current() -> None:
+    assert SCHEMA_FILE.read_text() == schema_text(), (
+        "run: python -m te_doctor.schema > te_doctor/snapshot.schema.json"
+    )
+
+
+def test_snapshots_validate_against_the_schema(tmp_path: Path) -> None:
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    jsonschema.Draft202012Validator(snapshot_schema()).validate(data)
+
+
+def test_schema_rejects_what_the_loader_rejects(tmp_path: Path) -> None:
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    data["gpus"][0]["compute_capability"] = {"value": 9.0, "source": "x"}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(snapshot_schema()).validate(data)
+    with pytest.raises(SnapshotError, match=r"gpus\[0\]\.compute_capability\.value: expected str"):
+        loads(json.dumps(data))
+
+
+def mutated(tmp_path: Path, change: str) -> str:
+    data = to_data(busy_snapshot(tmp_path))
+    if change == "unknown-field":
+        data["host"]["colour"] = "blue"
+    elif change == "missing-field":
+        del data["driver"]["version"]
+    elif change == "two-states":
+        data["driver"]["version"] = {"value": "550", "absent": "x", "source": "s"}
+    elif change == "bool-for-int":
+        data["driver"]["gpu_count"] = {"value": True, "source": "s"}
+    elif change == "newer":
+        data["schema_version"] = 99
+    elif change == "older":
+        data["schema_version"] = 0
+    elif change == "no-version":
+        del data["schema_version"]
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("unknown-field", "host.colour: unknown field"),
+        ("missing-field", "driver.version: missing field"),
+        ("two-states", "driver.version: a fact needs exactly one of"),
+        ("bool-for-int", "driver.gpu_count.value: expected int, got bool"),
+        ("newer", "schema_version 99 is newer than this te-doctor understands (1); upgrade"),
+        ("older", "schema_version 0 is older than 1"),
+        ("no-version", "schema_version: missing or not an integer"),
+    ],
+)
+def test_malformed_snapshots_name_the_field(tmp_path: Path, change: str, message: str) -> None:
+    with pytest.raises(SnapshotError) as caught:
+        loads(mutated(tmp_path, change), name="snap.json")
+    assert str(caught.value).startswith("snap.json: ")
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_truncated_and_non_json_files(tmp_path: Path) -> None:
+    text = dumps(busy_snapshot(tmp_path))
+    with pytest.raises(SnapshotError, match="truncated"):
+        loads(text[: len(text) // 2], name="cut.json")
+    with pytest.raises(SnapshotError, match="not valid JSON at line 1"):
+        loads("hello", name="x")
+    with pytest.raises(SnapshotError, match="expected a JSON object"):
+        loads("[1, 2]", name="x")
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="cannot read snapshot"):
+        load(tmp_path / "missing.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(SnapshotError, match="cannot read snapshot"):
+        load(binary)
