@@ -8,7 +8,14 @@ from typing import Any
 
 from te_doctor.codec import field_types
 from te_doctor.facts import Fact, FactState
-from te_doctor.snapshot import GpuFacts, LibraryCopy, Snapshot
+from te_doctor.snapshot import (
+    GpuFacts,
+    LibraryCopy,
+    NeededLibrary,
+    PackageFacts,
+    Snapshot,
+    ToolkitFacts,
+)
 
 #: Section titles, in print order.
 TITLES = {
@@ -92,6 +99,18 @@ def describe(fact: Fact[Any]) -> str:
 def _item(item: Any) -> str:
     if isinstance(item, LibraryCopy):
         return f"{item.name} {item.version.get() or '?'} at {item.path} ({item.origin})"
+    if isinstance(item, NeededLibrary):
+        where = item.resolved.get()
+        return (
+            f"{item.name} -> {where}"
+            if where
+            else f"{item.name} -> NOT FOUND: {item.resolved.reason}"
+        )
+    if isinstance(item, PackageFacts):
+        return f"{item.name} {item.version.get() or '?'} ({item.install_kind}) in {item.location}"
+    if isinstance(item, ToolkitFacts):
+        nvcc = item.nvcc.get() or "no nvcc"
+        return f"{item.path}: CUDA {item.version.get() or '?'}, {nvcc} (found by {item.found_by})"
     if dataclasses.is_dataclass(item):
         parts = []
         for name in field_types(type(item)):
