@@ -184,6 +184,7 @@ class TransformerEngineFacts:
     core_cuda_major: Fact[int]
     core_library: Fact[str]
     core_library_copies: tuple[str, ...]
+    core_cuda_archs: Fact[tuple[str, ...]]
     torch_extension: Fact[str]
     jax_extension: Fact[str]
     needed_libraries: tuple[NeededLibrary, ...]

@@ -11,6 +11,7 @@ from te_doctor.facts import FactState
 from te_doctor.probes.packages import probe_packages
 from te_doctor.probes.torch_build import probe_torch
 from te_doctor.probes.transformer_engine import probe_transformer_engine
+from tests.elf_builder import elf_with_sections, fatbin
 from tests.fakes import SITE, FakeMachine
 
 TORCH_VERSION_PY = """from typing import Optional
@@ -189,3 +190,28 @@ def test_te_core_library_that_is_not_elf_is_unknown(machine: FakeMachine) -> Non
     assert facts.version.value == "2.20.2"  # from the core package alone
     assert facts.needed_libraries[0].resolved.state is FactState.UNKNOWN
     assert "not a 64-bit" in facts.needed_libraries[0].resolved.reason
+
+
+def test_torch_and_te_gpu_architectures_come_from_their_binaries(machine: FakeMachine) -> None:
+    machine.add_dist("torch", "2.6.0a0+ecf3bae40a")
+    machine.write(f"{SITE}/torch/version.py", TORCH_VERSION_PY)
+    machine.write(
+        f"{SITE}/torch/lib/libtorch_cuda.so",
+        elf_with_sections({".nv_fatbin": fatbin([(2, 80), (2, 90), (1, 90)])}),
+    )
+    machine.add_dist("transformer-engine-cu12", "2.20.2")
+    machine.write(
+        f"{SITE}/transformer_engine/wheel_lib/libtransformer_engine.so",
+        elf_with_sections({".nv_fatbin": fatbin([(2, 89), (2, 100)])}),
+    )
+    context = machine.context()
+    assert probe_torch(context).cuda_arch_list.value == ("sm_80", "compute_90", "sm_90")
+    assert probe_transformer_engine(context).core_cuda_archs.value == ("sm_89", "sm_100")
+
+
+def test_cuda_torch_without_libtorch_cuda_has_unknown_architectures(machine: FakeMachine) -> None:
+    machine.add_dist("torch", "2.6.0a0+ecf3bae40a")
+    machine.write(f"{SITE}/torch/version.py", TORCH_VERSION_PY)
+    facts = probe_torch(machine.context())
+    assert facts.cuda_arch_list.state is FactState.UNKNOWN
+    assert "libtorch_cuda.so" in facts.cuda_arch_list.reason

@@ -1,7 +1,9 @@
-"""Read the DT_NEEDED and RUNPATH entries of an ELF shared object, in pure Python.
+"""Read an ELF shared object in pure Python: its DT_NEEDED/RUNPATH entries and its GPU code.
 
-This tells which libraries a TE binary will ask the loader for, without loading it (``ldd``
-would run the dynamic loader; ``dlopen`` could crash or hang the process).
+This tells which libraries a TE binary will ask the loader for, and which GPU architectures
+torch or TE were compiled for, without loading anything (``ldd`` would run the dynamic loader;
+``dlopen`` could crash or hang the process). Only headers are read, so even a 500 MB
+``libtorch_cuda.so`` takes milliseconds.
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 _PT_LOAD, _PT_DYNAMIC = 1, 2
+_FATBIN_MAGIC = 0xBA55ED50
+_FATBIN_PTX, _FATBIN_CUBIN = 1, 2
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
 
 
@@ -28,6 +33,13 @@ class DynamicInfo:
 
 def read_dynamic(path: Path) -> DynamicInfo:
     """Parse ``path``; raises ``OSError`` or ``ElfError``."""
+    try:
+        return _read_dynamic(path)
+    except struct.error as exc:
+        raise ElfError(f"{path.name}: truncated or corrupt ELF file ({exc})") from None
+
+
+def _read_dynamic(path: Path) -> DynamicInfo:
     with path.open("rb") as handle:
         header = handle.read(64)
         if header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
@@ -72,3 +84,62 @@ def _file_offset(vaddr: int, loads: list[tuple[int, int, int]], path: Path) -> i
         if start <= vaddr < start + size:
             return offset + (vaddr - start)
     raise ElfError(f"{path.name}: string table outside every loadable segment")
+
+
+def device_architectures(path: Path) -> tuple[str, ...]:
+    """GPU code in the ``.nv_fatbin`` section: ``sm_90`` for cubins, ``compute_90`` for PTX.
+
+    Raises ``OSError`` or ``ElfError``; an empty tuple means the binary holds no GPU code.
+    """
+    try:
+        return _device_architectures(path)
+    except struct.error as exc:
+        raise ElfError(f"{path.name}: truncated or corrupt ELF file ({exc})") from None
+
+
+def _device_architectures(path: Path) -> tuple[str, ...]:
+    found: set[tuple[int, str]] = set()
+    with path.open("rb") as handle:
+        header = handle.read(64)
+        if header[:4] != b"\x7fELF" or header[4] != 2 or header[5] != 1:
+            raise ElfError(f"{path.name}: not a 64-bit little-endian ELF file")
+        section = _section(handle, header, ".nv_fatbin")
+        if section is None:
+            return ()
+        position, end = section
+        while position + 16 <= end:
+            handle.seek(position)
+            magic, _version, header_size, size = struct.unpack("<IHHQ", handle.read(16))
+            if magic != _FATBIN_MAGIC:
+                position += 8  # fatbins are 8-byte aligned inside the section
+                continue
+            entry, entries_end = position + header_size, position + header_size + size
+            while entry + 32 <= entries_end:
+                handle.seek(entry)
+                raw = handle.read(32)
+                kind, _, entry_header, payload = struct.unpack_from("<HHIQ", raw)
+                arch = struct.unpack_from("<I", raw, 28)[0]
+                if kind in (_FATBIN_PTX, _FATBIN_CUBIN) and arch:
+                    found.add((arch, ("compute_" if kind == _FATBIN_PTX else "sm_") + str(arch)))
+                if entry_header == 0:
+                    break
+                entry += entry_header + payload
+            position = entries_end
+    return tuple(name for _, name in sorted(found))
+
+
+def _section(handle: BinaryIO, header: bytes, wanted: str) -> tuple[int, int] | None:
+    """(file offset, end) of the named section, or None."""
+    shoff = struct.unpack_from("<Q", header, 0x28)[0]
+    entsize, count, names_index = struct.unpack_from("<HHH", header, 0x3A)
+    handle.seek(shoff)
+    table = handle.read(entsize * count)
+    sections = [struct.unpack_from("<IIQQQQ", table, i * entsize) for i in range(count)]
+    if not 0 <= names_index < len(sections):
+        raise ElfError("section name table index out of range")
+    handle.seek(sections[names_index][4])
+    names = handle.read(sections[names_index][5])
+    for name_offset, *_rest, offset, size in sections:
+        if names[name_offset:].split(b"\0", 1)[0].decode("ascii", "replace") == wanted:
+            return offset, offset + size
+    return None

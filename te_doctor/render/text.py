@@ -34,6 +34,8 @@ LABELS = {
     "driver.cuda_version": "CUDA supported by the driver",
     "torch.cuda_version": "CUDA torch was built for",
     "transformer_engine.core_cuda_major": "CUDA major TE's core was built for",
+    "transformer_engine.core_cuda_archs": "GPU architectures in TE's core",
+    "torch.cuda_arch_list": "GPU architectures in libtorch_cuda",
     "cuda.runtime_version": "CUDA runtime installed",
     "cuda.toolkit_version": "CUDA toolkit (for source builds)",
     "cuda.toolkit_path": "toolkit path (for source builds)",
@@ -42,7 +44,7 @@ LABELS = {
     "cudnn.version": "cuDNN installed",
     "cudnn.header_version": "cuDNN headers (for source builds)",
 }
-_WIDTH = 34
+_WIDTH = 36
 
 
 def render_snapshot_text(snapshot: Snapshot) -> str:

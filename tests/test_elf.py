@@ -1,0 +1,58 @@
+"""The pure-Python ELF reader: libraries a binary needs, and the GPU code it carries."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from te_doctor.probes.elf import ElfError, device_architectures, read_dynamic
+from tests.elf_builder import elf_with_sections, fatbin
+
+
+def write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "lib.so"
+    path.write_bytes(data)
+    return path
+
+
+def test_cubins_and_ptx_across_several_fatbins(tmp_path: Path) -> None:
+    section = fatbin([(2, 90), (2, 80), (1, 90)]) + fatbin([(2, 120), (2, 80)])
+    path = write(tmp_path, elf_with_sections({".text": b"\x90" * 16, ".nv_fatbin": section}))
+    assert device_architectures(path) == ("sm_80", "compute_90", "sm_90", "sm_120")
+
+
+def test_no_gpu_code_and_not_elf(tmp_path: Path) -> None:
+    assert device_architectures(write(tmp_path, elf_with_sections({".text": b"\0" * 8}))) == ()
+    with pytest.raises(ElfError):
+        device_architectures(write(tmp_path, b"MZ not an ELF file at all"))
+
+
+def test_garbage_inside_the_section_is_skipped(tmp_path: Path) -> None:
+    section = b"\0" * 24 + fatbin([(2, 89)])
+    path = write(tmp_path, elf_with_sections({".nv_fatbin": section}))
+    assert device_architectures(path) == ("sm_89",)
+
+
+def test_needed_libraries_of_a_real_shared_object(tmp_path: Path) -> None:
+    library = next(Path("/usr/lib/x86_64-linux-gnu").glob("libz.so.1*"), None)
+    if library is None:
+        pytest.skip("no libz.so.1 on this machine")
+    info = read_dynamic(library)
+    assert "libc.so.6" in info.needed
+
+
+def test_a_statically_linked_or_truncated_file(tmp_path: Path) -> None:
+    with pytest.raises(ElfError, match="no dynamic section"):
+        read_dynamic(write(tmp_path, elf_with_sections({".text": b"\0"})))
+    real = Path(sys.executable).resolve()
+    truncated = tmp_path / "cut.so"
+    shutil.copy(real, truncated)
+    with truncated.open("r+b") as handle:
+        handle.truncate(80)
+    with pytest.raises(ElfError, match="truncated or corrupt"):
+        read_dynamic(truncated)
+    with pytest.raises(ElfError, match="truncated or corrupt"):
+        device_architectures(truncated)
