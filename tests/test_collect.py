@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from te_doctor.codec import to_data
 from te_doctor.facts import FactState
 from te_doctor.probes import PROBES, Probe, collect_snapshot
 from te_doctor.probes.context import ProbeContext
@@ -28,6 +31,31 @@ def test_a_crashing_probe_is_recorded_and_the_others_still_run(tmp_path: Path) -
     assert snapshot.driver.version.state is FactState.UNKNOWN
     assert snapshot.gpus == ()
     assert snapshot.host.os_name.known
+
+
+@pytest.mark.parametrize("crashing", [p.name for p in PROBES])
+def test_any_probe_that_raises_becomes_an_error_status(tmp_path: Path, crashing: str) -> None:
+    probes = tuple(Probe(p.name, p.sections, explode) if p.name == crashing else p for p in PROBES)
+    snapshot = collect_snapshot(FakeMachine(tmp_path).context(), probes)
+    for status in snapshot.probes:
+        assert status.state == ("error" if status.name == crashing else "ok"), status
+    (failed,) = (p for p in PROBES if p.name == crashing)
+    data = to_data(snapshot)
+    for section in failed.sections:
+        reasons = _reasons(data[section])
+        assert all(
+            reason == f"probe {crashing} failed: RuntimeError: probe bug" for reason in reasons
+        )
+
+
+def _reasons(data: object) -> list[str]:
+    """Every absent/unknown reason inside a section's JSON data."""
+    if isinstance(data, dict):
+        own = [data["unknown"]] if "unknown" in data else []
+        return own + [r for value in data.values() for r in _reasons(value)]
+    if isinstance(data, list):
+        return [r for item in data for r in _reasons(item)]
+    return []
 
 
 def test_every_probe_reports_a_status_and_duration(tmp_path: Path) -> None:

@@ -77,6 +77,7 @@ def test_toolkit_version_from_nvcc_when_no_version_file(machine: FakeMachine) ->
         (CommandResult(("nvcc",), 124, "", "no answer after 5.0 s"), "did not answer"),
         (CommandResult(("nvcc",), 1, "", "nvcc fatal: bad install"), "exit 1"),
         (ok("garbage"), "no release line"),
+        (CommandResult(("nvcc",), 127, "", "not found"), "nvcc: not found"),
     ],
 )
 def test_nvcc_hang_failure_or_garbage_is_unknown(
@@ -124,9 +125,20 @@ def test_system_libraries_from_the_loader_cache(machine: FakeMachine) -> None:
     assert [c.origin for c in facts.copies] == ["system"]
 
 
-def test_ldconfig_failure_falls_back_to_standard_dirs(machine: FakeMachine) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        CommandResult(("ldconfig",), 124, "", "no answer"),
+        CommandResult(("ldconfig",), 127, "", "not found"),
+        ok("\x00\x01 garbage with no arrows\n"),
+    ],
+    ids=["hangs", "missing", "garbage"],
+)
+def test_ldconfig_failure_falls_back_to_standard_dirs(
+    machine: FakeMachine, reply: CommandResult
+) -> None:
     machine.write("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0")
-    machine.runner.replies["ldconfig"] = CommandResult(("ldconfig",), 124, "", "no answer")
+    machine.runner.replies["ldconfig"] = reply
     assert probe_cudnn(machine.context()).version.value == "9.1.0"
 
 

@@ -35,6 +35,17 @@ TOOLKIT_COMPONENTS = {
     "cublasLt": "libcublas",
     "nvrtc": "cuda_nvrtc",
 }
+#: Where the dynamic loader looks even when the cache does not list a library.
+DEFAULT_LIBRARY_DIRS = (
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+)
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 
@@ -105,20 +116,20 @@ def toolkit_roots(ctx: ProbeContext) -> list[str]:
 
 
 def _ldconfig_dirs(ctx: ProbeContext, notes: list[str]) -> list[str]:
+    """Directories of the loader cache, then the loader's default directories."""
     ldconfig = ctx.which("ldconfig") or next(
         (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if ctx.exists(p)), "ldconfig"
     )
     result = ctx.run([ldconfig, "-p"], timeout=LDCONFIG_TIMEOUT_S)
+    dirs: list[str] = []
     if not result.ok:
         notes.append(f"system loader cache not read: {result.describe()}")
-        return ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64"]
-    dirs: list[str] = []
-    for line in result.stdout.splitlines():
+    for line in result.stdout.splitlines() if result.ok else []:
         _, arrow, path = line.partition("=>")
         directory = path.strip().rsplit("/", 1)[0]
         if arrow and directory and directory not in dirs:
             dirs.append(directory)
-    return dirs
+    return dirs + [d for d in DEFAULT_LIBRARY_DIRS if d not in dirs]
 
 
 def _build_index(ctx: ProbeContext) -> LibraryIndex:
