@@ -56,3 +56,10 @@ def test_a_statically_linked_or_truncated_file(tmp_path: Path) -> None:
         read_dynamic(truncated)
     with pytest.raises(ElfError, match="truncated or corrupt"):
         device_architectures(truncated)
+
+
+def test_stripped_object_without_section_headers_has_no_readable_gpu_code(tmp_path: Path) -> None:
+    data = bytearray(elf_with_sections({".nv_fatbin": fatbin([(2, 90)])}))
+    data[0x28:0x30] = b"\0" * 8  # e_shoff = 0: no section header table
+    data[0x3C:0x40] = b"\0" * 4  # e_shnum = e_shstrndx = 0
+    assert device_architectures(write(tmp_path, bytes(data))) == ()

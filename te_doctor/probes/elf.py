@@ -132,11 +132,19 @@ def _section(handle: BinaryIO, header: bytes, wanted: str) -> tuple[int, int] | 
     """(file offset, end) of the named section, or None."""
     shoff = struct.unpack_from("<Q", header, 0x28)[0]
     entsize, count, names_index = struct.unpack_from("<HHH", header, 0x3A)
+    if shoff == 0 or entsize == 0:
+        return None  # no section header table (a stripped object): nothing to find
+    handle.seek(shoff)
+    first = struct.unpack_from("<IIQQQQIIQQ", handle.read(entsize))
+    if count == 0:
+        count = first[5]  # more than 0xff00 sections: the count lives in section 0
+    if names_index == 0xFFFF:
+        names_index = first[6]  # SHN_XINDEX: the index lives in section 0's sh_link
     handle.seek(shoff)
     table = handle.read(entsize * count)
     sections = [struct.unpack_from("<IIQQQQ", table, i * entsize) for i in range(count)]
-    if not 0 <= names_index < len(sections):
-        raise ElfError("section name table index out of range")
+    if not 0 < names_index < len(sections):
+        return None  # no section names: the .nv_fatbin section cannot be identified
     handle.seek(sections[names_index][4])
     names = handle.read(sections[names_index][5])
     for name_offset, *_rest, offset, size in sections:

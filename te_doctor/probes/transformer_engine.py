@@ -42,6 +42,7 @@ def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
         ),
     )
     needed = _needed(ctx, core_libs[0]) if core_libs else ()
+    core_names = _order_cores(core_names, needed)
     not_installed = "Transformer Engine is not installed for this interpreter"
     if meta:
         version: Fact[Version] = Fact.of(Version(meta[0].version), f"{SOURCE}:transformer-engine")
@@ -131,11 +132,25 @@ def _needed(ctx: ProbeContext, library: str) -> tuple[NeededLibrary, ...]:
     return tuple(result)
 
 
-def _cuda_major(core_names: list[str], needed: tuple[NeededLibrary, ...]) -> Fact[int]:
-    if core_names:
-        return Fact.of(int(core_names[0][-2:]), f"{SOURCE}:{core_names[0]}")
+def _linked_cuda_major(needed: tuple[NeededLibrary, ...]) -> int | None:
+    """The CUDA major of the libcudart the core library links (what really decides)."""
     for lib in needed:
         match = re.fullmatch(r"libcudart\.so\.(\d+)", lib.name)
         if match:
-            return Fact.of(int(match.group(1)), f"{SOURCE}:links {lib.name}")
+            return int(match.group(1))
+    return None
+
+
+def _cuda_major(core_names: list[str], needed: tuple[NeededLibrary, ...]) -> Fact[int]:
+    linked = _linked_cuda_major(needed)
+    if linked is not None:
+        return Fact.of(linked, f"{SOURCE}:core library links libcudart.so.{linked}")
+    if core_names:
+        return Fact.of(int(core_names[0][-2:]), f"{SOURCE}:{core_names[0]}")
     return Fact.absent("no TE core package or core library to read it from", SOURCE)
+
+
+def _order_cores(core_names: list[str], needed: tuple[NeededLibrary, ...]) -> list[str]:
+    """Put the core package matching the library actually on disk first."""
+    linked = _linked_cuda_major(needed)
+    return sorted(core_names, key=lambda name: name[-2:] != str(linked))

@@ -1,0 +1,1204 @@
+"""Recorded machines: realistic GPU machines we do not have, laid out on a ``FakeMachine``.
+
+Each scenario function configures a fresh ``FakeMachine`` the way a real machine of that kind
+looks to the probes: the GPUs and driver NVML reports, ``/proc/driver/nvidia/version``, the
+loader cache, CUDA toolkits, the pip ``nvidia-*`` wheels of a given PyTorch build (with their
+real version numbers and library file names), ``torch/version.py`` and the Transformer Engine
+pieces. The TE core library is a tiny synthetic ELF file whose DT_NEEDED entries are the ones
+the real library has, so the probe's dependency resolution runs for real.
+
+``tests/fixtures/<slug>.json`` is the snapshot of each machine with the volatile fields fixed.
+Regenerate them all with ``python -m tests.machines`` (or name slugs to rewrite only those).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import struct
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pynvml
+
+from te_doctor.probes import collect_snapshot
+from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
+from te_doctor.snapshot_file import dumps
+from tests.elf_builder import fatbin
+from tests.fakes import FakeGpu, FakeMachine, FakeNvml
+
+FIXTURE_DIR = Path(__file__).parent / "fixtures"
+#: The fixed values that replace the fields that change from one run to the next.
+FIXED_CREATED_AT = "2026-11-30T00:00:00+00:00"
+FIXED_TE_DOCTOR_VERSION = "0.0.0+fixture"
+
+PY = "python3.12"
+STDLIB_PATH = ("/usr/lib/python312.zip", "/usr/lib/python3.12", "/usr/lib/python3.12/lib-dynload")
+UBUNTU_LIBDIR = "/usr/lib/x86_64-linux-gnu"
+UBUNTU_LDCACHE_DIR = "/lib/x86_64-linux-gnu"
+TORCH_EXT = "transformer_engine_torch.cpython-312-x86_64-linux-gnu.so"
+
+
+# --------------------------------------------------------------------------------------------
+# A minimal ELF shared object, so that the TE probe reads real DT_NEEDED entries.
+
+
+def _align8(size: int) -> int:
+    return size + (-size % 8)
+
+
+def elf_shared_object(
+    soname: str,
+    needed: Sequence[str],
+    *,
+    cubins: Sequence[int] = (),
+    ptx: Sequence[int] = (),
+    runpath: str = "",
+) -> bytes:
+    """A valid 64-bit little-endian x86-64 ELF ``.so`` holding only what te-doctor reads.
+
+    Program headers: one PT_LOAD covering the file (virtual address == file offset) and a
+    PT_DYNAMIC with DT_NEEDED, DT_SONAME, optional DT_RUNPATH, DT_STRTAB and DT_STRSZ. Section
+    headers: ``.dynamic``, ``.dynstr``, ``.nv_fatbin`` (when there is GPU code: one cubin per
+    ``cubins`` architecture and one PTX per ``ptx`` one, as nvcc's fatbins hold them) and
+    ``.shstrtab``. ``readelf -d`` and ``readelf -S`` read it like any other shared object.
+    """
+    dynstr = bytearray(b"\0")
+    offsets: dict[str, int] = {}
+    for text in (soname, *needed, *([runpath] if runpath else [])):
+        if text not in offsets:
+            offsets[text] = len(dynstr)
+            dynstr += text.encode() + b"\0"
+    entries = [(1, offsets[name]) for name in needed]  # DT_NEEDED
+    entries.append((14, offsets[soname]))  # DT_SONAME
+    if runpath:
+        entries.append((29, offsets[runpath]))  # DT_RUNPATH
+    dynamic_offset = 64 + 2 * 56
+    dynamic_size = (len(entries) + 3) * 16  # + DT_STRTAB, DT_STRSZ, DT_NULL
+    dynstr_offset = dynamic_offset + dynamic_size
+    entries += [(5, dynstr_offset), (10, len(dynstr)), (0, 0)]
+    dynamic = b"".join(struct.pack("<qQ", tag, value) for tag, value in entries)
+    code = [(2, arch) for arch in cubins] + [(1, arch) for arch in ptx]
+    fat = fatbin(code) if code else b""
+    fat_offset = _align8(dynstr_offset + len(dynstr))
+    shstrtab = b"\0.dynamic\0.dynstr\0.nv_fatbin\0.shstrtab\0"
+    shstrtab_offset = fat_offset + len(fat)
+    section_offset = _align8(shstrtab_offset + len(shstrtab))
+    sections = [
+        # name, type, flags, address, offset, size, link, entry size
+        (0, 0, 0, 0, 0, 0, 0, 0),
+        (shstrtab.index(b".dynamic"), 6, 3, dynamic_offset, dynamic_offset, dynamic_size, 2, 16),
+        (shstrtab.index(b".dynstr"), 3, 2, dynstr_offset, dynstr_offset, len(dynstr), 0, 0),
+        *(
+            [(shstrtab.index(b".nv_fatbin"), 1, 2, fat_offset, fat_offset, len(fat), 0, 0)]
+            * bool(fat)
+        ),
+        (shstrtab.index(b".shstrtab"), 3, 0, 0, shstrtab_offset, len(shstrtab), 0, 0),
+    ]
+    section_table = b"".join(
+        struct.pack("<IIQQQQIIQQ", name, kind, flags, addr, off, size, link, 0, 8, entsize)
+        for name, kind, flags, addr, off, size, link, entsize in sections
+    )
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8  # 64-bit, little endian, SysV
+    header = ident + struct.pack(
+        "<HHIQQQIHHHHHH",
+        3,  # ET_DYN
+        62,  # EM_X86_64
+        1,  # EV_CURRENT
+        0,  # entry point
+        64,  # program headers right after this header
+        section_offset,
+        0,  # flags
+        64,  # header size
+        56,  # program header size
+        2,  # program headers
+        64,  # section header size
+        len(sections),
+        len(sections) - 1,  # .shstrtab is the last section
+    )
+    load = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, section_offset, section_offset, 0x1000)
+    dyn = struct.pack(
+        "<IIQQQQQQ", 2, 6, dynamic_offset, dynamic_offset, 0, dynamic_size, dynamic_size, 8
+    )
+    body = header + load + dyn + dynamic + bytes(dynstr)
+    body = body.ljust(fat_offset, b"\0") + fat + shstrtab
+    return body.ljust(section_offset, b"\0") + section_table
+
+
+def te_core_needed(cuda_major: int, cudnn_major: int = 9) -> tuple[str, ...]:
+    """DT_NEEDED of a TE 2.x ``libtransformer_engine.so`` (readelf on the PyPI core wheels)."""
+    cudnn = (
+        ("graph", "engines_runtime_compiled", "ops", "cnn", "adv", "engines_precompiled")
+        + ("heuristic",)
+        if cudnn_major >= 9
+        else ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")
+    )
+    return (
+        f"libcudnn.so.{cudnn_major}",
+        *(f"libcudnn_{part}.so.{cudnn_major}" for part in cudnn),
+        f"libcublas.so.{cuda_major}",
+        f"libcublasLt.so.{cuda_major}",
+        f"libcudart.so.{cuda_major}",
+        "libnccl.so.2",
+        "libstdc++.so.6",
+        "libm.so.6",
+        "libgcc_s.so.1",
+        "libc.so.6",
+        "ld-linux-x86-64.so.2",
+    )
+
+
+TORCH_EXT_NEEDED = (
+    "libc10.so",
+    "libtorch.so",
+    "libtorch_cpu.so",
+    "libtorch_python.so",
+    "libc10_cuda.so",
+    "libtorch_cuda.so",
+    "libtransformer_engine.so",
+    "libstdc++.so.6",
+    "libc.so.6",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# GPUs
+
+
+def _hex_id(seed: str) -> str:
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def gpu_uuid(seed: str) -> str:
+    """A stable, random-looking ``GPU-xxxxxxxx-...`` UUID, different for every seed."""
+    return "GPU-" + _hex_id(seed)
+
+
+def mig_uuid(seed: str) -> str:
+    """A stable ``MIG-xxxxxxxx-...`` UUID (the form CUDA_VISIBLE_DEVICES takes for a MIG slice)."""
+    return "MIG-" + _hex_id("mig/" + seed)
+
+
+#: Bus IDs of the 8 GPUs of a DGX/HGX H100, H200 or B200 board (nvidia-smi order).
+HGX_BUS_IDS = tuple(
+    f"00000000:{bus}:00.0" for bus in ("1B", "43", "52", "61", "9D", "C3", "D1", "DF")
+)
+#: Bus IDs of the 8 GPUs of a DGX A100.
+DGX_A100_BUS_IDS = tuple(
+    f"00000000:{bus}:00.0" for bus in ("07", "0F", "47", "4E", "87", "90", "B7", "BD")
+)
+#: Bus IDs of the 8 GPUs of a DGX-1 (V100 SXM2).
+DGX1_BUS_IDS = tuple(
+    f"00000000:{bus}:00.0" for bus in ("06", "07", "0A", "0B", "85", "86", "89", "8A")
+)
+
+
+#: What NVML reports for a MIG-capable GPU (A100, H100, B200) with MIG off: (current, pending).
+MIG_DISABLED = (0, 0)
+
+
+def gpus(
+    slug: str,
+    name: str,
+    cc: tuple[int, int],
+    memory_mib: int,
+    bus_ids: Sequence[str],
+    *,
+    serial_prefix: str | None,
+    persistence: int = 1,
+    mig: tuple[int, int] | None = None,
+) -> list[FakeGpu]:
+    """One ``FakeGpu`` per bus ID, each with its own UUID and (if supported) serial number."""
+    return [
+        FakeGpu(
+            name=name,
+            cc=cc,
+            memory_mib=memory_mib,
+            uuid=gpu_uuid(f"{slug}/{index}"),
+            mig=mig,
+            persistence=persistence,
+            bus_id=bus_id,
+            serial=None if serial_prefix is None else f"{serial_prefix}{1037 + 211 * index:04d}",
+        )
+        for index, bus_id in enumerate(bus_ids)
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Host, interpreter, driver, loader cache, toolkits
+
+
+def host(
+    m: FakeMachine,
+    *,
+    hostname: str,
+    kernel: str,
+    cpus: int,
+    mem_kib: int,
+    os_release: str = 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\n',
+    glibc: str = "2.39",
+    user: str = "alice",
+    proc_version: str = "",
+    libdir: str = UBUNTU_LIBDIR,
+) -> None:
+    """The operating system, kernel, resources and C/C++ runtime (default: Ubuntu 24.04)."""
+    m.system = SystemInfo(
+        hostname=hostname,
+        user=user,
+        kernel=kernel,
+        machine="x86_64",
+        cpu_count=cpus,
+        libc=("glibc", glibc),
+    )
+    m.write("/etc/os-release", os_release)
+    m.write("/proc/meminfo", f"MemTotal:       {mem_kib} kB\nMemFree:        {mem_kib // 3} kB\n")
+    m.write(
+        "/proc/version",
+        proc_version
+        or f"Linux version {kernel} (buildd@lcy02-amd64-100) (x86_64-linux-gnu-gcc-13 "
+        "(Ubuntu 13.2.0-23ubuntu4) 13.2.0, GNU ld (GNU Binutils for Ubuntu) 2.42) "
+        "#1-Ubuntu SMP PREEMPT_DYNAMIC\n",
+    )
+    # A merged /usr: the loader cache names /lib/x86_64-linux-gnu/... (or /lib64/...).
+    m.link("/lib", "usr/lib")
+    rhel = libdir == "/usr/lib64"
+    if rhel:
+        m.link("/lib64", "usr/lib64")
+    for soname, real in (
+        ("libc.so.6", ""),
+        ("libm.so.6", ""),
+        ("libgcc_s.so.1", ""),
+        ("libstdc++.so.6", "libstdc++.so.6.0.29" if rhel else "libstdc++.so.6.0.33"),
+        ("libz.so.1", "libz.so.1.3"),
+    ):
+        if real:
+            m.write(f"{libdir}/{real}")
+            m.link(f"{libdir}/{soname}", real)
+        else:
+            m.write(f"{libdir}/{soname}")
+
+
+def venv(m: FakeMachine, prefix: str) -> str:
+    """Diagnose the interpreter of a virtual environment; returns its site-packages."""
+    site = f"{prefix}/lib/{PY}/site-packages"
+    m.prefix = prefix
+    m.sys_path = [*STDLIB_PATH, site]
+    m.env["VIRTUAL_ENV"] = prefix
+    m.env["PATH"] = f"{prefix}/bin:" + m.env["PATH"]
+    m.write(f"{prefix}/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n")
+    return site
+
+
+def system_python(m: FakeMachine) -> str:
+    """Diagnose Debian/Ubuntu's system Python; returns the pip site (``dist-packages``)."""
+    site = f"/usr/local/lib/{PY}/dist-packages"
+    m.prefix = "/usr"
+    m.sys_path = [*STDLIB_PATH, site, "/usr/lib/python3/dist-packages"]
+    return site
+
+
+def nvidia_driver(
+    m: FakeMachine,
+    version: str,
+    cuda: int,
+    devices: list[FakeGpu],
+    *,
+    open_module: bool = False,
+    libdir: str = UBUNTU_LIBDIR,
+) -> None:
+    """A loaded NVIDIA driver: NVML, the kernel module, device nodes, nvidia-smi, libcuda."""
+    m.nvml = FakeNvml(driver=version, cuda=cuda, gpus=devices)
+    flavour = "Open Kernel Module for x86_64" if open_module else "x86_64 Kernel Module"
+    m.write(
+        "/proc/driver/nvidia/version",
+        f"NVRM version: NVIDIA UNIX {flavour}  {version}  Release Build  "
+        "(dvs-builder@U16-I3-B03-4-3)\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1)\n",
+    )
+    m.write("/dev/nvidiactl")
+    m.write("/dev/nvidia-uvm")
+    for index in range(len(devices)):
+        m.write(f"/dev/nvidia{index}")
+    m.executable("/usr/bin/nvidia-smi")
+    for lib in ("libcuda", "libnvidia-ml", "libnvidia-ptxjitcompiler", "libnvidia-nvvm"):
+        m.write(f"{libdir}/{lib}.so.{version}")
+        m.link(f"{libdir}/{lib}.so.1", f"{lib}.so.{version}")
+    m.link(f"{libdir}/libcuda.so", "libcuda.so.1")
+
+
+_SONAME_LIKE = re.compile(r"^lib.*\.so(\.\d+)?$")
+
+
+def ldconfig(m: FakeMachine, directories: Sequence[str] = (UBUNTU_LDCACHE_DIR,)) -> None:
+    """``ldconfig -p`` lists the shared objects present in ``directories`` when it runs."""
+    m.executable("/sbin/ldconfig")
+    root = m.root
+
+    def reply(argv: Sequence[str]) -> CommandResult:
+        lines = []
+        for directory in directories:
+            folder = root / directory.lstrip("/")
+            names = sorted(
+                (p.name for p in folder.glob("lib*.so*") if _SONAME_LIKE.match(p.name)),
+                reverse=True,
+            )
+            lines += [f"\t{name} (libc6,x86-64) => {directory}/{name}" for name in names]
+        text = f"{len(lines)} libs found in cache `/etc/ld.so.cache'\n" + "\n".join(lines) + "\n"
+        return CommandResult(tuple(argv), 0, text, "")
+
+    m.runner.replies["ldconfig"] = reply
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """A CUDA toolkit as NVIDIA's .run/.deb installers lay it out under /usr/local/cuda-X.Y."""
+
+    version: str
+    cudart: str
+    cublas: str
+    nvrtc: str
+    nvcc: str
+
+    @property
+    def root(self) -> str:
+        major, minor = self.version.split(".")[:2]
+        return f"/usr/local/cuda-{major}.{minor}"
+
+
+CUDA_12_4 = Toolkit(
+    "12.4.1", cudart="12.4.127", cublas="12.4.5.8", nvrtc="12.4.127", nvcc="12.4.131"
+)
+CUDA_12_6 = Toolkit("12.6.2", cudart="12.6.77", cublas="12.6.3.3", nvrtc="12.6.77", nvcc="12.6.77")
+CUDA_12_8 = Toolkit("12.8.0", cudart="12.8.57", cublas="12.8.3.14", nvrtc="12.8.61", nvcc="12.8.61")
+CUDA_12_2 = Toolkit(
+    "12.2.2", cudart="12.2.140", cublas="12.2.5.6", nvrtc="12.2.140", nvcc="12.2.140"
+)
+
+
+def cuda_toolkit(m: FakeMachine, toolkit: Toolkit, *, default: bool = True) -> str:
+    """Install ``toolkit`` (nvcc, headers, libraries, version.json); returns its library dir."""
+    root = toolkit.root
+    components = {
+        "cuda": ("CUDA SDK", toolkit.version),
+        "cuda_cudart": ("CUDA Runtime (cudart)", toolkit.cudart),
+        "cuda_nvcc": ("CUDA NVCC", toolkit.nvcc),
+        "cuda_nvrtc": ("CUDA NVRTC", toolkit.nvrtc),
+        "libcublas": ("CUDA cuBLAS", toolkit.cublas),
+    }
+    m.write(
+        f"{root}/version.json",
+        json.dumps(
+            {key: {"name": n, "version": v} for key, (n, v) in components.items()}, indent=3
+        ),
+    )
+    m.executable(f"{root}/bin/nvcc")
+    m.write(f"{root}/include/cuda_runtime_api.h", "#define CUDART_VERSION 12000\n")
+    libdir = f"{root}/targets/x86_64-linux/lib"
+    major = toolkit.version.split(".")[0]
+    for lib, version in (
+        ("libcudart", toolkit.cudart),
+        ("libcublas", toolkit.cublas),
+        ("libcublasLt", toolkit.cublas),
+        ("libnvrtc", toolkit.nvrtc),
+    ):
+        m.write(f"{libdir}/{lib}.so.{version}")
+        m.link(f"{libdir}/{lib}.so.{major}", f"{lib}.so.{version}")
+        m.link(f"{libdir}/{lib}.so", f"{lib}.so.{major}")
+    m.link(f"{root}/lib64", "targets/x86_64-linux/lib")
+    if default:
+        m.link("/usr/local/cuda", root.rsplit("/", 1)[1])
+        m.env["PATH"] = m.env["PATH"] + ":/usr/local/cuda/bin"
+    return libdir
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch builds and the pip wheels they pull in
+
+
+@dataclass(frozen=True)
+class TorchBuild:
+    """A PyTorch wheel: version.py contents and the exact ``nvidia-*``/triton pins it installs."""
+
+    version: str
+    cuda: str | None
+    git_version: str
+    wheels: tuple[tuple[str, str], ...]
+    #: SM architectures with cubins (and PTX) in libtorch_cuda.so (``torch.cuda.get_arch_list()``).
+    cubins: tuple[int, ...] = ()
+    ptx: tuple[int, ...] = ()
+
+
+def _cu12(**versions: str) -> tuple[tuple[str, str], ...]:
+    names = {
+        "nvrtc": "nvidia-cuda-nvrtc-cu12",
+        "runtime": "nvidia-cuda-runtime-cu12",
+        "cupti": "nvidia-cuda-cupti-cu12",
+        "cudnn": "nvidia-cudnn-cu12",
+        "cublas": "nvidia-cublas-cu12",
+        "cufft": "nvidia-cufft-cu12",
+        "curand": "nvidia-curand-cu12",
+        "cusolver": "nvidia-cusolver-cu12",
+        "cusparse": "nvidia-cusparse-cu12",
+        "cusparselt": "nvidia-cusparselt-cu12",
+        "nccl": "nvidia-nccl-cu12",
+        "nvtx": "nvidia-nvtx-cu12",
+        "nvjitlink": "nvidia-nvjitlink-cu12",
+        "cufile": "nvidia-cufile-cu12",
+        "triton": "triton",
+    }
+    return tuple((names[key], version) for key, version in versions.items())
+
+
+_CU121 = {
+    "nvrtc": "12.1.105",
+    "runtime": "12.1.105",
+    "cupti": "12.1.105",
+    "cublas": "12.1.3.1",
+    "cufft": "11.0.2.54",
+    "curand": "10.3.2.106",
+    "cusolver": "11.4.5.107",
+    "cusparse": "12.1.0.106",
+    "nvtx": "12.1.105",
+}
+_CU124 = {
+    "nvrtc": "12.4.127",
+    "runtime": "12.4.127",
+    "cupti": "12.4.127",
+    "cublas": "12.4.5.8",
+    "cufft": "11.2.1.3",
+    "curand": "10.3.5.147",
+    "cusolver": "11.6.1.9",
+    "cusparse": "12.3.1.170",
+    "nvtx": "12.4.127",
+    "nvjitlink": "12.4.127",
+}
+
+#: ``TORCH_CUDA_ARCH_LIST`` of the CUDA 12.1/12.4 wheels and of the CUDA 12.8 ones.
+TORCH_CU12X_ARCHS = (50, 60, 70, 75, 80, 86, 90)
+TORCH_CU128_ARCHS = (75, 80, 86, 90, 100, 120)
+
+TORCH_2_3_1_CU121 = TorchBuild(
+    "2.3.1+cu121",
+    "12.1",
+    "63d5e9221bedd1546b7d364b5ce4171547db12a9",
+    _cu12(**_CU121, cudnn="8.9.2.26", nccl="2.20.5", nvjitlink="12.5.82", triton="2.3.1"),
+    cubins=TORCH_CU12X_ARCHS,
+)
+TORCH_2_4_0_CU121 = TorchBuild(
+    "2.4.0+cu121",
+    "12.1",
+    "e4ee3be4063b7c430974252fdf7db42273388d86",
+    _cu12(**_CU121, cudnn="9.1.0.70", nccl="2.20.5", nvjitlink="12.6.20", triton="3.0.0"),
+    cubins=TORCH_CU12X_ARCHS,
+)
+TORCH_2_5_1_CU121 = TorchBuild(
+    "2.5.1+cu121",
+    "12.1",
+    "a8d6afb511a69687bbb2b7e88a3cf67917e1697e",
+    _cu12(**_CU121, cudnn="9.1.0.70", nccl="2.21.5", nvjitlink="12.6.77", triton="3.1.0"),
+    cubins=TORCH_CU12X_ARCHS,
+)
+TORCH_2_5_1_CU124 = TorchBuild(
+    "2.5.1+cu124",
+    "12.4",
+    "a8d6afb511a69687bbb2b7e88a3cf67917e1697e",
+    _cu12(**_CU124, cudnn="9.1.0.70", nccl="2.21.5", triton="3.1.0"),
+    cubins=TORCH_CU12X_ARCHS,
+)
+TORCH_2_6_0_CU124 = TorchBuild(
+    "2.6.0+cu124",
+    "12.4",
+    "1eba9b3aa3c43f86f4a2c807ac8e12c4a7767340",
+    _cu12(**_CU124, cudnn="9.1.0.70", cusparselt="0.6.2", nccl="2.21.5", triton="3.2.0"),
+    cubins=TORCH_CU12X_ARCHS,
+)
+TORCH_2_7_0_CU128 = TorchBuild(
+    "2.7.0+cu128",
+    "12.8",
+    "134179474539648ba7dee1317959529fbd0e7f89",
+    _cu12(
+        nvrtc="12.8.61",
+        runtime="12.8.57",
+        cupti="12.8.57",
+        cudnn="9.7.1.26",
+        cublas="12.8.3.14",
+        cufft="11.3.3.41",
+        curand="10.3.9.55",
+        cusolver="11.7.2.55",
+        cusparse="12.5.7.53",
+        cusparselt="0.6.3",
+        nccl="2.26.2",
+        nvtx="12.8.55",
+        nvjitlink="12.8.61",
+        cufile="1.13.0.11",
+        triton="3.3.0",
+    ),
+    cubins=TORCH_CU128_ARCHS,
+)
+TORCH_2_8_0_CU128 = TorchBuild(
+    "2.8.0+cu128",
+    "12.8",
+    "ba56102387ef21a3b04b357e5b183d48f0afefc7",
+    _cu12(
+        nvrtc="12.8.93",
+        runtime="12.8.90",
+        cupti="12.8.90",
+        cudnn="9.10.2.21",
+        cublas="12.8.4.1",
+        cufft="11.3.3.83",
+        curand="10.3.9.90",
+        cusolver="11.7.3.90",
+        cusparse="12.5.8.93",
+        cusparselt="0.7.1",
+        nccl="2.27.3",
+        nvtx="12.8.90",
+        nvjitlink="12.8.93",
+        cufile="1.13.1.3",
+        triton="3.4.0",
+    ),
+    cubins=TORCH_CU128_ARCHS,
+)
+TORCH_2_5_1_CPU = TorchBuild("2.5.1+cpu", None, "a8d6afb511a69687bbb2b7e88a3cf67917e1697e", ())
+
+#: pip distribution (minus ``-cuXX``) -> (folder under ``site/nvidia``, library file names).
+#: ``{major}`` is the first component of the wheel's version, ``{mm}`` its major.minor.
+WHEEL_LIBRARIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "nvidia-cuda-runtime": ("cuda_runtime", ("libcudart.so.{major}",)),
+    "nvidia-cuda-nvrtc": ("cuda_nvrtc", ("libnvrtc.so.{major}", "libnvrtc-builtins.so.{mm}")),
+    "nvidia-cuda-cupti": ("cuda_cupti", ("libcupti.so.{major}",)),
+    "nvidia-cublas": (
+        "cublas",
+        ("libcublas.so.{major}", "libcublasLt.so.{major}", "libnvblas.so.{major}"),
+    ),
+    "nvidia-cufft": ("cufft", ("libcufft.so.{major}", "libcufftw.so.{major}")),
+    "nvidia-curand": ("curand", ("libcurand.so.{major}",)),
+    "nvidia-cusolver": ("cusolver", ("libcusolver.so.{major}", "libcusolverMg.so.{major}")),
+    "nvidia-cusparse": ("cusparse", ("libcusparse.so.{major}",)),
+    "nvidia-cusparselt": ("cusparselt", ("libcusparseLt.so.0",)),
+    "nvidia-nccl": ("nccl", ("libnccl.so.{major}",)),
+    "nvidia-nvtx": ("nvtx", ("libnvToolsExt.so.1",)),
+    "nvidia-nvjitlink": ("nvjitlink", ("libnvJitLink.so.{major}",)),
+    "nvidia-cufile": ("cufile", ("libcufile.so.0", "libcufile_rdma.so.1")),
+}
+CUDNN_LIBRARIES = {
+    8: ("", "_ops_infer", "_ops_train", "_cnn_infer", "_cnn_train", "_adv_infer", "_adv_train"),
+    9: (
+        "",
+        "_adv",
+        "_cnn",
+        "_engines_precompiled",
+        "_engines_runtime_compiled",
+        "_graph",
+        "_heuristic",
+        "_ops",
+    ),
+}
+
+
+def cudnn_header(version: str) -> str:
+    """The ``#define`` lines of ``cudnn_version.h`` for a cuDNN version like ``9.1.0.70``."""
+    major, minor, patch = version.split(".")[:3]
+    return (
+        "/* cudnn_version.h */\n#ifndef CUDNN_VERSION_H_\n#define CUDNN_VERSION_H_\n\n"
+        f"#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n"
+        f"#define CUDNN_PATCHLEVEL {patch}\n\n"
+        "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"
+        "\n#endif\n"
+    )
+
+
+def nvidia_wheel(m: FakeMachine, site: str, name: str, version: str, installer: str) -> None:
+    """One ``nvidia-*`` wheel: its metadata and its libraries under ``site/nvidia/<folder>/lib``."""
+    m.add_dist(name, version, site=site, installer=installer)
+    base = re.sub(r"-cu\d+$", "", name)
+    major = version.split(".")[0]
+    mm = ".".join(version.split(".")[:2])
+    if base == "nvidia-cudnn":
+        folder = f"{site}/nvidia/cudnn"
+        files: tuple[str, ...] = tuple(
+            f"libcudnn{part}.so.{major}" for part in CUDNN_LIBRARIES[int(major)]
+        )
+        m.write(f"{folder}/include/cudnn_version.h", cudnn_header(version))
+    elif base in WHEEL_LIBRARIES:
+        sub, templates = WHEEL_LIBRARIES[base]
+        folder = f"{site}/nvidia/{sub}"
+        files = tuple(t.format(major=major, mm=mm) for t in templates)
+    else:
+        return
+    m.write(f"{folder}/__init__.py")
+    for file in files:
+        m.write(f"{folder}/lib/{file}")
+
+
+def torch_version_py(build: TorchBuild) -> str:
+    """``torch/version.py`` exactly as a PyTorch wheel generates it."""
+    cuda = "None" if build.cuda is None else repr(build.cuda)
+    return (
+        "from typing import Optional\n\n"
+        "__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+        f"__version__ = '{build.version}'\n"
+        "debug = False\n"
+        f"cuda: Optional[str] = {cuda}\n"
+        f"git_version = '{build.git_version}'\n"
+        "hip: Optional[str] = None\n"
+    )
+
+
+def install_torch(
+    m: FakeMachine,
+    site: str,
+    build: TorchBuild,
+    *,
+    installer: str = "pip",
+    direct_url: dict[str, object] | None = None,
+) -> None:
+    """PyTorch and every wheel it pins, as ``pip install torch`` leaves them."""
+    m.add_dist("torch", build.version, site=site, installer=installer, direct_url=direct_url)
+    m.write(f"{site}/torch/__init__.py")
+    m.write(f"{site}/torch/version.py", torch_version_py(build))
+    for lib in ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so"):
+        m.write(f"{site}/torch/lib/{lib}")
+    if build.cuda is not None:
+        major = build.cuda.split(".")[0]
+        m.write(f"{site}/torch/lib/libc10_cuda.so")
+        m.write(
+            f"{site}/torch/lib/libtorch_cuda.so",
+            elf_shared_object(
+                "libtorch_cuda.so",
+                (f"libcudart.so.{major}", "libc10_cuda.so", "libc10.so", "libtorch_cpu.so"),
+                cubins=build.cubins,
+                ptx=build.ptx,
+                runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN",
+            ),
+        )
+    for name, version in build.wheels:
+        if name.startswith("nvidia-"):
+            nvidia_wheel(m, site, name, version, installer)
+        else:
+            m.add_dist(name, version, site=site, installer=installer)
+    for name, version in (("numpy", "2.1.2"), ("nvidia-ml-py", "12.570.86")):
+        m.add_dist(name, version, site=site, installer=installer)
+
+
+def install_te_wheels(
+    m: FakeMachine,
+    site: str,
+    version: str,
+    *,
+    cores: Sequence[tuple[str, str]] = (("cu12", ""),),
+    torch_extension: bool = True,
+    core_links_cuda: int = 12,
+    cudnn_major: int = 9,
+    installer: str = "pip",
+    cubins: Sequence[int] = (),
+) -> None:
+    """``pip install transformer-engine[pytorch]==version``: metapackage, core wheel, extension.
+
+    ``cores`` lists (``cu12``/``cu13``, version or "" for ``version``); they all unpack the core
+    library to the same path, so the last one's ``libtransformer_engine.so`` is the one on disk.
+    ``cubins`` defaults to the ``NVTE_CUDA_ARCHS`` TE's wheel build used for that version.
+    """
+    if not cubins:
+        cubins = te_wheel_archs(version, core_links_cuda)
+    m.add_dist("transformer-engine", version, site=site, installer=installer)
+    m.write(f"{site}/transformer_engine/__init__.py", f'__version__ = "{version}"\n')
+    for variant, core_version in cores:
+        m.add_dist(
+            f"transformer-engine-{variant}", core_version or version, site=site, installer=installer
+        )
+    m.write(
+        f"{site}/transformer_engine/wheel_lib/libtransformer_engine.so",
+        elf_shared_object(
+            "libtransformer_engine.so",
+            te_core_needed(core_links_cuda, cudnn_major),
+            cubins=cubins,
+        ),
+    )
+    if torch_extension:
+        # The torch extension is an sdist compiled (or, from 2.8, downloaded) at install time.
+        m.add_dist("transformer-engine-torch", version, site=site, installer=installer)
+        m.write(f"{site}/{TORCH_EXT}", elf_shared_object(TORCH_EXT, TORCH_EXT_NEEDED))
+
+
+def install_te_source(
+    m: FakeMachine,
+    site: str,
+    version: str,
+    source_url: dict[str, object],
+    *,
+    cubins: Sequence[int],
+    cuda_major: int = 12,
+    cudnn_major: int = 9,
+) -> None:
+    """A source build of TE (one ``transformer_engine`` dist; libraries at the site's top)."""
+    m.add_dist("transformer-engine", version, site=site, direct_url=source_url)
+    m.write(f"{site}/transformer_engine/__init__.py")
+    m.write(
+        f"{site}/libtransformer_engine.so",
+        elf_shared_object(
+            "libtransformer_engine.so", te_core_needed(cuda_major, cudnn_major), cubins=cubins
+        ),
+    )
+    m.write(f"{site}/{TORCH_EXT}", elf_shared_object(TORCH_EXT, TORCH_EXT_NEEDED))
+
+
+def te_wheel_archs(version: str, cuda_major: int) -> tuple[int, ...]:
+    """GPU architectures in a PyPI TE core wheel (``build_tools/utils.py:cuda_archs`` defaults).
+
+    1.x wheels were built with CUDA 12.3 (``70;80;89;90``); 2.x cu12 wheels with CUDA 12.8+
+    (``70;80;89;90;100;120``); cu13 wheels dropped Volta (``75;80;89;90;100;120``).
+    """
+    if cuda_major >= 13:
+        return (75, 80, 89, 90, 100, 120)
+    if int(version.split(".")[0]) < 2:
+        return (70, 80, 89, 90)
+    return (70, 80, 89, 90, 100, 120)
+
+
+def add_packages(m: FakeMachine, site: str, packages: Sequence[tuple[str, str]]) -> None:
+    """Other distributions of interest (flash-attn, accelerate, ...)."""
+    for name, version in packages:
+        m.add_dist(name, version, site=site)
+
+
+# --------------------------------------------------------------------------------------------
+# The scenarios
+
+
+def h100_cuda12_te_ok(m: FakeMachine) -> None:
+    """DGX H100, driver 550, torch 2.6.0+cu124 from pip, TE 2.3.0 (cu12) with its torch extension.
+
+    Everything a TE FP8 user needs, installed the recommended way, in a venv.
+    """
+    slug = "h100-cuda12-te-ok"
+    host(m, hostname="dgx-h100-03", kernel="6.8.0-49-generic", cpus=224, mem_kib=2113389556)
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS,
+        serial_prefix="165242302",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "550.54.15", 12040, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_4)
+    m.env["CUDA_HOME"] = "/usr/local/cuda"
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = venv(m, "/opt/venvs/train")
+    install_torch(m, site, TORCH_2_6_0_CU124)
+    install_te_wheels(m, site, "2.3.0")
+    add_packages(m, site, (("flash-attn", "2.7.4.post1"), ("accelerate", "1.6.0")))
+    m.env.update({"NCCL_IB_HCA": "mlx5", "OMP_NUM_THREADS": "8"})
+
+
+def a100(m: FakeMachine) -> None:
+    """DGX A100 on Rocky Linux 9, driver 535, torch 2.4.0+cu121, TE 1.13.0 (cu12): no FP8."""
+    slug = "a100"
+    host(
+        m,
+        hostname="a100-node-12",
+        kernel="5.14.0-427.13.1.el9_4.x86_64",
+        cpus=256,
+        mem_kib=1056467012,
+        os_release='NAME="Rocky Linux"\nVERSION_ID="9.4"\n'
+        'PRETTY_NAME="Rocky Linux 9.4 (Blue Onyx)"\n',
+        glibc="2.34",
+        user="bob",
+        proc_version="Linux version 5.14.0-427.13.1.el9_4.x86_64 (mockbuild@iad1-prod-build001"
+        ".bld.equ.rockylinux.org) (gcc (GCC) 11.4.1 20231218 (Red Hat 11.4.1-3))\n",
+        libdir="/usr/lib64",
+    )
+    devices = gpus(
+        slug,
+        "NVIDIA A100-SXM4-80GB",
+        (8, 0),
+        81920,
+        DGX_A100_BUS_IDS,
+        serial_prefix="132462100",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "535.183.06", 12020, devices, libdir="/usr/lib64")
+    ldconfig(m, ("/lib64",))
+    site = venv(m, "/home/bob/venvs/te")
+    install_torch(m, site, TORCH_2_4_0_CU121)
+    install_te_wheels(m, site, "1.13.0")
+    add_packages(m, site, (("flash-attn", "2.6.3"),))
+
+
+def l40s_ada(m: FakeMachine) -> None:
+    """4x L40S (Ada, cc 8.9) PCIe server, driver 550, torch 2.5.1+cu124, TE 2.1.0 (cu12)."""
+    slug = "l40s-ada"
+    host(m, hostname="inference-l40s-2", kernel="6.8.0-51-generic", cpus=128, mem_kib=528082556)
+    bus_ids = tuple(f"00000000:{bus}:00.0" for bus in ("01", "25", "41", "61"))
+    devices = gpus(
+        slug, "NVIDIA L40S", (8, 9), 46068, bus_ids, serial_prefix="132352304", persistence=0
+    )
+    nvidia_driver(m, "550.127.05", 12040, devices)
+    ldconfig(m)
+    site = venv(m, "/srv/app/.venv")
+    install_torch(m, site, TORCH_2_5_1_CU124)
+    install_te_wheels(m, site, "2.1.0")
+
+
+def rtx_4090(m: FakeMachine) -> None:
+    """A workstation with one GeForce RTX 4090 (no serial), driver 560, CUDA 12.6 toolkit."""
+    slug = "rtx-4090"
+    host(m, hostname="alice-desktop", kernel="6.8.0-45-generic", cpus=32, mem_kib=65536412)
+    devices = gpus(
+        slug,
+        "NVIDIA GeForce RTX 4090",
+        (8, 9),
+        24564,
+        ("00000000:01:00.0",),
+        serial_prefix=None,
+        persistence=0,
+    )
+    nvidia_driver(m, "560.35.03", 12060, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_6)
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = venv(m, "/home/alice/venvs/fp8")
+    install_torch(m, site, TORCH_2_5_1_CU124)
+    install_te_wheels(m, site, "1.12.0")
+
+
+def b200(m: FakeMachine) -> None:
+    """DGX B200 (cc 10.0), open kernel module 570, CUDA 12.8, torch 2.7.0+cu128 via uv, TE 2.3.0."""
+    slug = "b200"
+    host(m, hostname="dgx-b200-01", kernel="6.8.0-60-generic", cpus=224, mem_kib=4227858432)
+    devices = gpus(
+        slug,
+        "NVIDIA B200",
+        (10, 0),
+        183359,
+        HGX_BUS_IDS,
+        serial_prefix="165332500",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "570.124.06", 12080, devices, open_module=True)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_8)
+    m.env["CUDA_HOME"] = "/usr/local/cuda"
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = venv(m, "/home/alice/proj/.venv")
+    install_torch(m, site, TORCH_2_7_0_CU128, installer="uv")
+    install_te_wheels(m, site, "2.3.0", installer="uv")
+    m.env["NVTE_FRAMEWORK"] = "pytorch"
+
+
+def v100(m: FakeMachine) -> None:
+    """DGX-1 with 8x V100 (cc 7.0), driver 535, torch 2.3.1+cu121 (cuDNN 8), TE 1.11 from git."""
+    slug = "v100"
+    host(m, hostname="dgx1-v100-02", kernel="6.8.0-40-generic", cpus=80, mem_kib=528140896)
+    devices = gpus(
+        slug, "Tesla V100-SXM2-32GB", (7, 0), 32768, DGX1_BUS_IDS, serial_prefix="032301800"
+    )
+    nvidia_driver(m, "535.183.06", 12020, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_2)
+    m.env["CUDA_HOME"] = "/usr/local/cuda"
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = venv(m, "/home/alice/megatron/.venv")
+    install_torch(m, site, TORCH_2_3_1_CU121)
+    install_te_source(
+        m,
+        site,
+        "1.11.0+c27ee60",
+        {
+            "url": "https://github.com/NVIDIA/TransformerEngine.git",
+            "vcs_info": {
+                "vcs": "git",
+                "requested_revision": "release_v1.11",
+                "commit_id": "c27ee60ec746210bcea4ec33958dbbff06706506",
+            },
+        },
+        cubins=(70, 80, 89, 90),  # NVTE_CUDA_ARCHS default for CUDA < 12.8
+        cudnn_major=8,
+    )
+    m.env.update({"NVTE_FRAMEWORK": "pytorch", "MAX_JOBS": "16"})
+
+
+def t4(m: FakeMachine) -> None:
+    """A cloud VM with one Tesla T4 (cc 7.5), driver 535, torch 2.5.1+cu121, TE 1.13.0."""
+    slug = "t4"
+    host(m, hostname="t4-vm-1", kernel="6.8.0-1015-gcp", cpus=8, mem_kib=30817288)
+    devices = gpus(
+        slug,
+        "Tesla T4",
+        (7, 5),
+        15360,
+        ("00000000:00:04.0",),
+        serial_prefix="132142000",
+        persistence=0,
+    )
+    nvidia_driver(m, "535.104.05", 12020, devices)
+    ldconfig(m)
+    site = system_python(m)
+    install_torch(m, site, TORCH_2_5_1_CU121)
+    install_te_wheels(m, site, "1.13.0")
+
+
+def no_gpu_laptop(m: FakeMachine) -> None:
+    """A laptop without an NVIDIA driver: CPU-only torch in a venv, no TE."""
+    host(m, hostname="alice-thinkpad", kernel="6.8.0-49-generic", cpus=16, mem_kib=32562120)
+    ldconfig(m)
+    site = venv(m, "/home/alice/.venvs/llm")
+    install_torch(m, site, TORCH_2_5_1_CPU)
+
+
+def h100_mig(m: FakeMachine) -> None:
+    """A Kubernetes pod on an H100 in MIG mode, given one 3g.40gb slice by the device plugin."""
+    slug = "h100-mig"
+    host(
+        m,
+        hostname="trainer-7f9c6d5b8-xk2lp",
+        kernel="5.15.0-1063-nvidia",
+        cpus=32,
+        mem_kib=263862604,
+    )
+    m.write("/proc/1/cgroup", "0::/\n")
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        ("00000000:9D:00.0",),
+        serial_prefix="165242304",
+        mig=(1, 1),
+    )
+    nvidia_driver(m, "550.90.07", 12040, devices)
+    ldconfig(m)
+    site = system_python(m)
+    install_torch(m, site, TORCH_2_6_0_CU124)
+    install_te_wheels(m, site, "2.2.0")
+    mig = mig_uuid(f"{slug}/0/3g.40gb")
+    m.env.update(
+        {
+            "CUDA_VISIBLE_DEVICES": mig,
+            "NVIDIA_VISIBLE_DEVICES": mig,
+            "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+            "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+            "KUBERNETES_SERVICE_PORT": "443",
+        }
+    )
+
+
+def driver_older_than_torch_cuda(m: FakeMachine) -> None:
+    """2x H100 PCIe on driver 535 (CUDA 12.2) running torch 2.6.0+cu124 and TE 2.1.0."""
+    slug = "driver-older-than-torch-cuda"
+    host(m, hostname="gpu-node-07", kernel="5.15.0-105-generic", cpus=64, mem_kib=527939696)
+    bus_ids = ("00000000:4F:00.0", "00000000:CE:00.0")
+    devices = gpus(
+        slug,
+        "NVIDIA H100 PCIe",
+        (9, 0),
+        81559,
+        bus_ids,
+        serial_prefix="132252306",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "535.161.08", 12020, devices)
+    ldconfig(m)
+    site = venv(m, "/home/alice/te-env")
+    install_torch(m, site, TORCH_2_6_0_CU124)
+    install_te_wheels(m, site, "2.1.0")
+
+
+def two_te_variants(m: FakeMachine) -> None:
+    """HGX H100 where ``transformer-engine-cu12`` 2.8.0 was left behind by an upgrade to 2.9.0.
+
+    The 2.9.0 install pulled ``transformer-engine-cu13`` (its torch extension build saw CUDA 13)
+    and overwrote the core library with the cu13 build, which needs ``libcudart.so.13`` while
+    torch 2.8.0+cu128 only brought the CUDA 12 wheels.
+    """
+    slug = "two-te-variants"
+    host(m, hostname="hgx-h100-11", kernel="6.8.0-49-generic", cpus=192, mem_kib=2113389556)
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS,
+        serial_prefix="165242305",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "575.57.08", 12090, devices)
+    ldconfig(m)
+    site = venv(m, "/home/alice/llm/.venv")
+    install_torch(m, site, TORCH_2_8_0_CU128)
+    install_te_wheels(
+        m, site, "2.9.0", cores=(("cu12", "2.8.0"), ("cu13", "2.9.0")), core_links_cuda=13
+    )
+
+
+def ngc_container(m: FakeMachine) -> None:
+    """NGC PyTorch 25.01 (torch 2.6.0a0+ecf3bae40a, CUDA 12.8, cuDNN 9.7.0, TE 1.14 from source)."""
+    slug = "ngc-container"
+    host(
+        m,
+        hostname="3f9a1c2b7d4e",
+        kernel="5.15.0-126-generic",
+        cpus=224,
+        mem_kib=2113389556,
+        user="root",
+        os_release='PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\n',
+    )
+    m.write("/.dockerenv")
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS,
+        serial_prefix="165242306",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "570.86.15", 12080, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_8)
+    # cuDNN and NCCL come from the container's apt packages, not from pip wheels.
+    for lib, version in (("libcudnn", "9.7.0"), ("libnccl", "2.25.1")):
+        m.write(f"{UBUNTU_LIBDIR}/{lib}.so.{version}")
+        m.link(f"{UBUNTU_LIBDIR}/{lib}.so.{version.split('.')[0]}", f"{lib}.so.{version}")
+    for part in CUDNN_LIBRARIES[9][1:]:
+        m.write(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9.7.0")
+        m.link(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9", f"libcudnn{part}.so.9.7.0")
+    m.write("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", cudnn_header("9.7.0.66"))
+    m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = system_python(m)
+    ngc_torch = TorchBuild(
+        "2.6.0a0+ecf3bae40a",
+        "12.8",
+        "ecf3bae40a6f2f0f3b237bb5a1f4bd0a1b8a5c64",
+        (),
+        cubins=TORCH_CU128_ARCHS,
+        ptx=(120,),  # TORCH_CUDA_ARCH_LIST="7.5 8.0 8.6 9.0 10.0 12.0+PTX"
+    )
+    install_torch(
+        m,
+        site,
+        ngc_torch,
+        direct_url={"url": "file:///opt/pytorch/pytorch", "dir_info": {}},
+    )
+    add_packages(m, site, (("pytorch-triton", "3.1.0+cf34004b8.internal"), ("flash-attn", "2.4.2")))
+    install_te_source(
+        m,
+        site,
+        "1.14.0+5f1fa3f",
+        {"url": "file:///opt/transformerengine", "dir_info": {}},
+        cubins=(70, 80, 89, 90, 100, 120),
+    )
+    m.env.update(
+        {
+            "NVIDIA_PYTORCH_VERSION": "25.01",
+            "PYTORCH_VERSION": "2.6.0a0+ecf3bae",
+            "PYTORCH_BUILD_VERSION": "2.6.0a0+ecf3bae",
+            "CUDA_VERSION": "12.8.0.038",
+            "CUDNN_VERSION": "9.7.0.66",
+            "NCCL_VERSION": "2.25.1",
+            "CUBLAS_VERSION": "12.8.3.14",
+            "CUDA_HOME": "/usr/local/cuda",
+            "NVIDIA_VISIBLE_DEVICES": "all",
+            "NVIDIA_DRIVER_CAPABILITIES": "compute,utility,video",
+            "TORCH_CUDA_ARCH_LIST": "7.5 8.0 8.6 9.0 10.0 12.0+PTX",
+            "LD_LIBRARY_PATH": f"{site}/torch/lib:{site}/torch_tensorrt/lib:"
+            "/usr/local/cuda/compat/lib:/usr/local/nvidia/lib:/usr/local/nvidia/lib64",
+            "PATH": "/usr/local/lib/python3.12/dist-packages/torch_tensorrt/bin:"
+            "/usr/local/mpi/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:"
+            "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/ucx/bin:/opt/amazon/efa/bin",
+        }
+    )
+
+
+def wedged_driver(m: FakeMachine) -> None:
+    """HGX H100 whose driver stopped answering (Xid 79): NVML fails, nvidia-smi hangs.
+
+    The kernel module is still loaded, so ``/proc/driver/nvidia/version`` still reads fine.
+    """
+    h100_cuda12_te_ok(m)
+    m.system = dataclasses.replace(m.system, hostname="dgx-h100-05")
+    nvml = m.nvml
+    assert isinstance(nvml, FakeNvml)
+    nvml.init_error = pynvml.NVML_ERROR_UNKNOWN
+    m.runner.replies["nvidia-smi"] = CommandResult(
+        ("/usr/bin/nvidia-smi",), TIMED_OUT, "", "no answer after 3.0 s, killed"
+    )
+
+
+MACHINES: dict[str, Callable[[FakeMachine], None]] = {
+    "h100-cuda12-te-ok": h100_cuda12_te_ok,
+    "a100": a100,
+    "l40s-ada": l40s_ada,
+    "rtx-4090": rtx_4090,
+    "b200": b200,
+    "v100": v100,
+    "t4": t4,
+    "no-gpu-laptop": no_gpu_laptop,
+    "h100-mig": h100_mig,
+    "driver-older-than-torch-cuda": driver_older_than_torch_cuda,
+    "two-te-variants": two_te_variants,
+    "ngc-container": ngc_container,
+    "wedged-driver": wedged_driver,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Recording fixtures
+
+
+def fixture_path(slug: str) -> Path:
+    """Where the recorded snapshot of ``slug`` lives."""
+    return FIXTURE_DIR / f"{slug}.json"
+
+
+def record(slug: str, root: Path) -> str:
+    """The normalised snapshot JSON of machine ``slug``, laid out under the empty dir ``root``."""
+    machine = FakeMachine(root)
+    MACHINES[slug](machine)
+    snapshot = collect_snapshot(machine.context())
+    snapshot = dataclasses.replace(
+        snapshot,
+        meta=dataclasses.replace(
+            snapshot.meta, created_at=FIXED_CREATED_AT, te_doctor_version=FIXED_TE_DOCTOR_VERSION
+        ),
+        probes=tuple(dataclasses.replace(p, duration_ms=0.0) for p in snapshot.probes),
+    )
+    text = dumps(snapshot)
+    for local in {str(root), str(root.resolve())}:
+        if local in text:
+            raise AssertionError(f"{slug}: the snapshot leaks the fake machine's root {local}")
+    return text
+
+
+def render(slug: str) -> str:
+    """``record`` in a fresh temporary directory."""
+    with tempfile.TemporaryDirectory(prefix=f"te-doctor-{slug}-") as tmp:
+        return record(slug, Path(tmp))
+
+
+def write_fixtures(slugs: Sequence[str] = ()) -> list[Path]:
+    """Rewrite the fixture files of ``slugs`` (all machines when empty); returns their paths."""
+    unknown = sorted(set(slugs) - set(MACHINES))
+    if unknown:
+        raise SystemExit(f"unknown machine(s): {', '.join(unknown)}; known: {', '.join(MACHINES)}")
+    FIXTURE_DIR.mkdir(exist_ok=True)
+    written = []
+    for slug in slugs or list(MACHINES):
+        path = fixture_path(slug)
+        path.write_text(render(slug), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m tests.machines [SLUG...]``: regenerate the recorded fixtures."""
+    for path in write_fixtures(argv):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
