@@ -188,6 +188,7 @@ class TransformerEngineFacts:
     torch_extension: Fact[str]
     jax_extension: Fact[str]
     needed_libraries: tuple[NeededLibrary, ...]
+    loaded_at_import: tuple[NeededLibrary, ...]
 
 
 @dataclass(**_FROZEN)

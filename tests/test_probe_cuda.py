@@ -165,3 +165,11 @@ def test_cudnn_absent(machine: FakeMachine) -> None:
     assert facts.version.state is FactState.ABSENT
     assert facts.header_version.state is FactState.ABSENT
     assert facts.copies == ()
+
+
+def test_cudnn_under_cudnn_path_is_found_like_te_finds_it(machine: FakeMachine) -> None:
+    machine.write("/opt/cudnn-9.5/lib/libcudnn.so.9.5.1")
+    machine.env["CUDNN_PATH"] = "/opt/cudnn-9.5"
+    facts = probe_cudnn(machine.context())
+    assert facts.version.value == "9.5.1"
+    assert facts.copies[0].origin == "CUDNN_PATH"

@@ -215,3 +215,17 @@ def test_cuda_torch_without_libtorch_cuda_has_unknown_architectures(machine: Fak
     facts = probe_torch(machine.context())
     assert facts.cuda_arch_list.state is FactState.UNKNOWN
     assert "libtorch_cuda.so" in facts.cuda_arch_list.reason
+
+
+def test_libraries_te_loads_at_import_are_resolved(machine: FakeMachine) -> None:
+    machine.add_dist("transformer-engine", "2.20.2")
+    machine.add_dist("transformer-engine-cu12", "2.20.2")
+    machine.write(f"{SITE}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+    loaded = {
+        lib.name: lib.resolved
+        for lib in probe_transformer_engine(machine.context()).loaded_at_import
+    }
+    assert loaded["libnvrtc"].value == f"{SITE}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+    assert loaded["libcudnn"].state is FactState.ABSENT
+    assert "cudnn shared object not found" in loaded["libcudnn"].reason
+    assert loaded["libcurand"].state is FactState.ABSENT

@@ -27,6 +27,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "nvrtc": ("libnvrtc.so*", "nvidia-cuda-nvrtc"),
     "cudnn": ("libcudnn.so*", "nvidia-cudnn"),
     "nccl": ("libnccl.so*", "nvidia-nccl"),
+    "curand": ("libcurand.so*", "nvidia-curand"),
 }
 #: Library family -> its component key in a CUDA toolkit's version.json.
 TOOLKIT_COMPONENTS = {
@@ -90,6 +91,10 @@ def search_dirs(ctx: ProbeContext, notes: list[str]) -> list[SearchDir]:
         dirs.append(SearchDir(prefix + "/lib", "conda"))
     entries = ctx.env.get("LD_LIBRARY_PATH", "").split(":")
     dirs.extend(SearchDir(entry, "LD_LIBRARY_PATH") for entry in entries if entry)
+    for variable in ("CUDNN_HOME", "CUDNN_PATH", "NVRTC_HOME", "CURAND_HOME"):
+        home = ctx.env.get(variable, "").rstrip("/")
+        if home:  # TE's own loader searches these before the system (TE 2.20 common/__init__.py)
+            dirs.extend(SearchDir(home + sub, variable) for sub in ("", "/lib", "/lib64"))
     for toolkit in toolkit_roots(ctx):
         dirs.append(SearchDir(toolkit + "/lib64", f"toolkit {toolkit}"))
         dirs.extend(SearchDir(d, f"toolkit {toolkit}") for d in ctx.glob(toolkit, "targets/*/lib"))

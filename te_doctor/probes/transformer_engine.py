@@ -18,6 +18,8 @@ from te_doctor.probes.packages_index import find_dists
 from te_doctor.snapshot import NeededLibrary, TransformerEngineFacts
 
 SOURCE = "transformer_engine"
+#: Libraries TE 2.x loads by itself at import time (PyPI 2.20.2 transformer_engine/common).
+DLOPENED_AT_IMPORT = ("cudnn", "nvrtc", "curand")
 #: C and C++ runtime libraries every Linux process has; not worth reporting.
 _BASE_RUNTIME = re.compile(
     r"^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[-\w]*)\.so"
@@ -71,6 +73,7 @@ def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
         torch_extension=_extension(ctx, sites, "transformer_engine_torch", "PyTorch"),
         jax_extension=_extension(ctx, sites, "transformer_engine_jax", "JAX"),
         needed_libraries=needed,
+        loaded_at_import=_loaded_at_import(ctx) if (meta or core_names or core_libs) else (),
     )
 
 
@@ -129,6 +132,26 @@ def _needed(ctx: ProbeContext, library: str) -> tuple[NeededLibrary, ...]:
                 ),
             )
         )
+    return tuple(result)
+
+
+def _loaded_at_import(ctx: ProbeContext) -> tuple[NeededLibrary, ...]:
+    """Libraries TE opens itself when imported (``_load_cuda_library``), not via DT_NEEDED."""
+    index = library_index(ctx)
+    result = []
+    for family in DLOPENED_AT_IMPORT:
+        copies = index.of(family)
+        resolved: Fact[str] = (
+            Fact.of(copies[0].path, f"{SOURCE}:{copies[0].origin}")
+            if copies
+            else Fact.absent(
+                f"no lib{family} in CUDNN_HOME/CUDNN_PATH, pip nvidia-* wheels, conda, "
+                "LD_LIBRARY_PATH, CUDA toolkits or the system loader cache: "
+                f"importing TE fails with '{family} shared object not found'",
+                SOURCE,
+            )
+        )
+        result.append(NeededLibrary(name=f"lib{family}", resolved=resolved))
     return tuple(result)
 
 

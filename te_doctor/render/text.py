@@ -35,6 +35,8 @@ LABELS = {
     "torch.cuda_version": "CUDA torch was built for",
     "transformer_engine.core_cuda_major": "CUDA major TE's core was built for",
     "transformer_engine.core_cuda_archs": "GPU architectures in TE's core",
+    "transformer_engine.needed_libraries": "libraries TE's core links against",
+    "transformer_engine.loaded_at_import": "libraries TE loads itself at import",
     "torch.cuda_arch_list": "GPU architectures in libtorch_cuda",
     "cuda.runtime_version": "CUDA runtime installed",
     "cuda.toolkit_version": "CUDA toolkit (for source builds)",

@@ -1,0 +1,131 @@
+"""``te-doctor probe --python`` against a real, broken Transformer Engine install.
+
+The venv (``tests/real_venv.py``) holds torch 2.13.0+cpu and TE 2.20.2 for CUDA 13 without
+cuDNN, cuBLAS or NCCL. te-doctor must describe exactly that from the files on disk, and
+``import transformer_engine`` really failing there shows the description is the true one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from te_doctor.facts import FactState
+from te_doctor.snapshot import Snapshot
+from te_doctor.snapshot_file import loads
+from tests.real_venv import OfflineError, ensure_venv
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+TE_VERSION = "2.20.2"
+
+
+@pytest.fixture(scope="session")
+def venv_python() -> Path:
+    """The broken venv's interpreter; the tests skip when it cannot be built offline."""
+    try:
+        return ensure_venv()
+    except OfflineError as exc:
+        pytest.skip(f"no network to build the real TE venv (pip cannot reach an index): {exc}")
+
+
+@pytest.fixture(scope="module")
+def snapshot(venv_python: Path) -> Snapshot:
+    """The JSON snapshot of the broken venv."""
+    return loads(probe(venv_python, "json"))
+
+
+def probe(python: Path, output_format: str) -> str:
+    """Run ``te-doctor probe --python`` in a fresh process and return its stdout."""
+    result = subprocess.run(
+        [sys.executable, "-m", "te_doctor", "probe", "--format", output_format]
+        + ["--python", str(python)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def site_packages(python: Path) -> Path:
+    """The venv's site-packages directory, symlinks resolved."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return (python.parent.parent / "lib" / version / "site-packages").resolve()
+
+
+def test_snapshot_describes_the_install(venv_python: Path, snapshot: Snapshot) -> None:
+    torch = snapshot.torch
+    assert torch.version.get() == "2.13.0+cpu"
+    assert torch.cuda_version.state is FactState.ABSENT
+
+    te = snapshot.transformer_engine
+    assert te.version.get() == TE_VERSION
+    assert te.core_package.get() == "transformer-engine-cu13"
+    assert te.core_cuda_major.get() == 13
+    core = te.core_library.get()
+    assert core is not None
+    wheel_lib = site_packages(venv_python) / "transformer_engine" / "wheel_lib"
+    assert Path(core).resolve().parent == wheel_lib
+    assert Path(core).name.startswith("libtransformer_engine")
+    assert te.torch_extension.state is FactState.ABSENT
+    archs = te.core_cuda_archs.get() or ()
+    assert {"sm_80", "sm_90", "sm_100", "sm_120"} <= set(archs)  # read from the real fatbin
+
+    needed = {lib.name: lib.resolved for lib in te.needed_libraries}
+    assert needed["libcudnn.so.9"].state is FactState.ABSENT
+    assert needed["libcublas.so.13"].state is FactState.ABSENT
+
+    installed = {p.name: p for p in snapshot.packages.installed}
+    for name, version in (
+        ("torch", "2.13.0+cpu"),
+        ("transformer-engine", TE_VERSION),
+        ("transformer-engine-cu13", TE_VERSION),
+    ):
+        assert installed[name].version.get() == version
+        assert installed[name].install_kind == "wheel"
+        assert Path(installed[name].location).resolve() == site_packages(venv_python)
+    assert not [name for name in installed if name.startswith("nvidia-")]
+
+
+def test_import_fails_for_the_reason_the_snapshot_gives(
+    venv_python: Path, snapshot: Snapshot
+) -> None:
+    needed = {lib.name: lib.resolved for lib in snapshot.transformer_engine.needed_libraries}
+    assert needed["libcudnn.so.9"].state is FactState.ABSENT
+    loaded = {lib.name: lib.resolved for lib in snapshot.transformer_engine.loaded_at_import}
+    predicted = "cudnn shared object not found"
+    assert predicted in loaded["libcudnn"].reason
+    result = subprocess.run(
+        [str(venv_python), "-c", "import transformer_engine"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert predicted in result.stderr
+
+
+def test_text_report_names_what_is_missing(venv_python: Path) -> None:
+    lines = probe(venv_python, "text").splitlines()
+    extension = next(line for line in lines if line.strip().startswith("torch extension"))
+    assert "not present" in extension
+    assert any("libcudnn.so.9" in line for line in lines)
+
+
+def test_probe_is_fast(venv_python: Path) -> None:
+    durations = []
+    for _ in range(3):
+        start = time.perf_counter()
+        probe(venv_python, "json")
+        durations.append(time.perf_counter() - start)
+    assert statistics.median(durations) < 1.5, durations
