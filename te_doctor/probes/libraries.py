@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
+from te_doctor.probes.elf import ElfError, device_architectures
 from te_doctor.probes.packages_index import dist_version
 from te_doctor.snapshot import LibraryCopy
 
@@ -233,3 +234,14 @@ def first_copy_version(copies: tuple[LibraryCopy, ...], what: str) -> Fact[Versi
     if first.version.value is None:
         return Fact.unknown(f"{first.path}: {first.version.reason}", SOURCE)
     return Fact.of(first.version.value, f"{SOURCE}:{first.origin} {first.path}")
+
+
+def architectures_fact(ctx: ProbeContext, library: str, source: str) -> Fact[tuple[str, ...]]:
+    """The GPU architectures a binary carries code for (``sm_90``, ``compute_90``), as a fact."""
+    try:
+        archs = device_architectures(ctx.path(library))
+    except (OSError, ElfError) as exc:
+        return Fact.unknown(f"cannot read the GPU code in {library}: {exc}", source)
+    if not archs:
+        return Fact.unknown(f"{library} holds no GPU code te-doctor can read", source)
+    return Fact.of(archs, f"{source}:{library}")

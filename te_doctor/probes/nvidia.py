@@ -6,6 +6,7 @@ source has a hard timeout, and ``evidence`` says how the conclusion was reached.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from te_doctor.facts import Fact, FactState, Version
@@ -19,7 +20,7 @@ from te_doctor.probes.nvidia_smi import (
     read_proc_version,
 )
 from te_doctor.probes.nvml import SOURCE as NVML_SOURCE
-from te_doctor.probes.nvml import NvmlGpu, read_nvml
+from te_doctor.probes.nvml import read_nvml
 from te_doctor.snapshot import DriverFacts, GpuFacts
 
 NVML_TIMEOUT_S = 3.0
@@ -40,7 +41,7 @@ class _Reading:
 
     version: Fact[Version]
     cuda_version: Fact[Version]
-    gpus: tuple[NvmlGpu, ...] | None
+    gpus: tuple[GpuFacts, ...] | None
     source: str
 
 
@@ -127,25 +128,11 @@ def _unknown(reason: str, source: str) -> _Reading:
     return _Reading(fact, fact, None, source)
 
 
-def _gpu_facts(gpus: tuple[NvmlGpu, ...], spec: str | None) -> tuple[GpuFacts, ...]:
+def _gpu_facts(gpus: tuple[GpuFacts, ...], spec: str | None) -> tuple[GpuFacts, ...]:
     visible = visible_indices(spec, [gpu.uuid.get() or "" for gpu in gpus])
     if spec and any(token.strip().startswith("MIG-") for token in spec.split(",")):
         visible = [i for i, gpu in enumerate(gpus) if gpu.mig_mode.get() == "enabled"]
-    return tuple(
-        GpuFacts(
-            index=index,
-            name=gpu.name,
-            uuid=gpu.uuid,
-            compute_capability=gpu.compute_capability,
-            memory_total_mib=gpu.memory_total_mib,
-            mig_mode=gpu.mig_mode,
-            persistence_mode=gpu.persistence_mode,
-            pci_bus_id=gpu.pci_bus_id,
-            serial=gpu.serial,
-            visible=index in visible,
-        )
-        for index, gpu in enumerate(gpus)
-    )
+    return tuple(dataclasses.replace(gpu, visible=gpu.index in visible) for gpu in gpus)
 
 
 def visible_indices(spec: str | None, uuids: list[str]) -> list[int]:

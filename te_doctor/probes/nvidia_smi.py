@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from te_doctor.facts import ComputeCapability, Fact, Version
 from te_doctor.probes.context import NOT_FOUND, ProbeContext
-from te_doctor.probes.nvml import NvmlGpu
+from te_doctor.snapshot import GpuFacts
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ class SmiError(Exception):
         return self.returncode == NOT_FOUND
 
 
-def query_gpus(ctx: ProbeContext, timeout: float) -> tuple[str, tuple[NvmlGpu, ...]]:
+def query_gpus(ctx: ProbeContext, timeout: float) -> tuple[str, tuple[GpuFacts, ...]]:
     """(driver version, GPUs) from ``nvidia-smi --query-gpu``; raises ``SmiError``."""
     result = ctx.run(
         [_smi(ctx), f"--query-gpu={QUERY_FIELDS}", "--format=csv,noheader,nounits"],
@@ -62,7 +62,7 @@ def query_gpus(ctx: ProbeContext, timeout: float) -> tuple[str, tuple[NvmlGpu, .
     if not rows or any(len(row) != width for row in rows):
         preview = result.stdout.strip()[:80] or "(nothing)"
         raise SmiError(f"nvidia-smi: output te-doctor cannot parse: {preview!r}", returncode=0)
-    gpus = tuple(_gpu_from_row([cell.strip() for cell in row]) for row in rows)
+    gpus = tuple(_gpu_from_row(i, [cell.strip() for cell in row]) for i, row in enumerate(rows))
     return rows[0][-1].strip(), gpus
 
 
@@ -82,7 +82,7 @@ def _smi(ctx: ProbeContext) -> str:
     return ctx.which("nvidia-smi") or "nvidia-smi"
 
 
-def _gpu_from_row(row: list[str]) -> NvmlGpu:
+def _gpu_from_row(index: int, row: list[str]) -> GpuFacts:
     _index, name, uuid, cc, memory, mig, persistence, bus_id, serial, _driver = row
 
     def cell(value: str) -> Fact[str]:
@@ -91,7 +91,9 @@ def _gpu_from_row(row: list[str]) -> NvmlGpu:
         return Fact.of(value, SMI_SOURCE)
 
     mig_fact = cell(mig.lower())
-    return NvmlGpu(
+    return GpuFacts(
+        index=index,
+        visible=True,
         name=cell(name),
         uuid=cell(uuid),
         compute_capability=_typed(cell(cc), ComputeCapability),

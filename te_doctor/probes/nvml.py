@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from te_doctor.facts import ComputeCapability, Fact, Version
+from te_doctor.snapshot import GpuFacts
 
 SOURCE = "nvidia:nvml"
 
@@ -27,20 +28,6 @@ _EXPLAINED = {
 
 
 @dataclass(frozen=True, slots=True)
-class NvmlGpu:
-    """Per-GPU facts read through NVML."""
-
-    name: Fact[str]
-    uuid: Fact[str]
-    compute_capability: Fact[ComputeCapability]
-    memory_total_mib: Fact[int]
-    mig_mode: Fact[str]
-    persistence_mode: Fact[bool]
-    pci_bus_id: Fact[str]
-    serial: Fact[str]
-
-
-@dataclass(frozen=True, slots=True)
 class NvmlReading:
     """What NVML said: ``error`` is set when it could not be used at all."""
 
@@ -49,7 +36,7 @@ class NvmlReading:
     library_missing: bool = False
     driver_version: str = ""
     cuda_version: str = ""
-    gpus: tuple[NvmlGpu, ...] = field(default=())
+    gpus: tuple[GpuFacts, ...] = field(default=())
 
 
 def read_nvml(load_nvml: Callable[[], Any], timeout: float) -> NvmlReading:
@@ -84,7 +71,7 @@ def _read(load_nvml: Callable[[], Any]) -> NvmlReading:
         driver = _text(nvml.nvmlSystemGetDriverVersion())
         cuda = _cuda_version(nvml.nvmlSystemGetCudaDriverVersion())
         count = nvml.nvmlDeviceGetCount()
-        gpus = tuple(_read_gpu(nvml, nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count))
+        gpus = tuple(_read_gpu(nvml, i, nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count))
     except nvml.NVMLError as exc:
         return NvmlReading(error=_explain(nvml, exc))
     finally:
@@ -95,7 +82,9 @@ def _read(load_nvml: Callable[[], Any]) -> NvmlReading:
     return NvmlReading(driver_version=driver, cuda_version=cuda, gpus=gpus)
 
 
-def _read_gpu(nvml: Any, handle: Any) -> NvmlGpu:
+def _read_gpu(nvml: Any, index: int, handle: Any) -> GpuFacts:
+    """One GPU's facts; ``visible`` is decided later from CUDA_VISIBLE_DEVICES."""
+
     def ask(call: Callable[[], Any], convert: Callable[[Any], Any]) -> Fact[Any]:
         try:
             return Fact.of(convert(call()), SOURCE)
@@ -104,7 +93,9 @@ def _read_gpu(nvml: Any, handle: Any) -> NvmlGpu:
                 return Fact.absent("not supported by this GPU", SOURCE)
             return Fact.unknown(_explain(nvml, exc), SOURCE)
 
-    return NvmlGpu(
+    return GpuFacts(
+        index=index,
+        visible=True,
         name=ask(lambda: nvml.nvmlDeviceGetName(handle), _text),
         uuid=ask(lambda: nvml.nvmlDeviceGetUUID(handle), _text),
         compute_capability=ask(

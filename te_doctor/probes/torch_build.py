@@ -9,7 +9,7 @@ import re
 
 from te_doctor.facts import Fact, FactState, Version
 from te_doctor.probes.context import ProbeContext
-from te_doctor.probes.elf import ElfError, device_architectures
+from te_doctor.probes.libraries import architectures_fact
 from te_doctor.probes.packages_index import find_dists
 from te_doctor.snapshot import TorchFacts
 
@@ -65,22 +65,11 @@ def probe_torch(ctx: ProbeContext) -> TorchFacts:
         cuda_arch_list=(
             Fact.absent("a CPU-only build has no CUDA architectures", source)
             if cuda.state is FactState.ABSENT
-            else _arch_list(ctx, dists[0].location.rstrip("/") + "/torch/lib/libtorch_cuda.so")
+            else architectures_fact(
+                ctx, dists[0].location.rstrip("/") + "/torch/lib/libtorch_cuda.so", SOURCE
+            )
         ),
     )
-
-
-def _arch_list(ctx: ProbeContext, library: str) -> Fact[tuple[str, ...]]:
-    """Architectures with device code in libtorch_cuda.so (what torch.cuda.get_arch_list() lists,
-    plus the few extra targets individual kernels are built for)."""
-    source = f"{SOURCE}:{library}"
-    try:
-        archs = device_architectures(ctx.path(library))
-    except (OSError, ElfError) as exc:
-        return Fact.unknown(f"cannot read the GPU code in {library}: {exc}", source)
-    if not archs:
-        return Fact.unknown(f"{library} holds no GPU code te-doctor can read", source)
-    return Fact.of(archs, source)
 
 
 def _parse_assignments(text: str) -> dict[str, object]:

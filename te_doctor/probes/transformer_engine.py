@@ -12,8 +12,8 @@ import re
 
 from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
-from te_doctor.probes.elf import ElfError, device_architectures, read_dynamic
-from te_doctor.probes.libraries import library_index
+from te_doctor.probes.elf import ElfError, read_dynamic
+from te_doctor.probes.libraries import architectures_fact, library_index
 from te_doctor.probes.packages_index import find_dists
 from te_doctor.snapshot import NeededLibrary, TransformerEngineFacts
 
@@ -68,7 +68,9 @@ def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
         ),
         core_library_copies=tuple(core_libs),
         core_cuda_archs=(
-            _archs(ctx, core_libs[0]) if core_libs else Fact.absent("no TE core library", SOURCE)
+            architectures_fact(ctx, core_libs[0], SOURCE)
+            if core_libs
+            else Fact.absent("no TE core library", SOURCE)
         ),
         torch_extension=_extension(ctx, sites, "transformer_engine_torch", "PyTorch"),
         jax_extension=_extension(ctx, sites, "transformer_engine_jax", "JAX"),
@@ -90,16 +92,6 @@ def _extension(ctx: ProbeContext, sites: list[str], module: str, framework: str)
     if found:
         return Fact.of(found[0], SOURCE)
     return Fact.absent(f"no {module}*.so: TE's {framework} extension is not installed", SOURCE)
-
-
-def _archs(ctx: ProbeContext, library: str) -> Fact[tuple[str, ...]]:
-    try:
-        archs = device_architectures(ctx.path(library))
-    except (OSError, ElfError) as exc:
-        return Fact.unknown(f"cannot read the GPU code in {library}: {exc}", SOURCE)
-    if not archs:
-        return Fact.unknown(f"{library} holds no GPU code te-doctor can read", SOURCE)
-    return Fact.of(archs, f"{SOURCE}:{library}")
 
 
 def _needed(ctx: ProbeContext, library: str) -> tuple[NeededLibrary, ...]:
