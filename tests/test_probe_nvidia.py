@@ -127,6 +127,7 @@ def test_nvml_that_hangs_costs_the_timeout_not_forever(
     assert time.monotonic() - started < 2.0
     assert driver.version.state is FactState.UNKNOWN
     assert "did not answer" in driver.version.reason
+    assert driver.nvml.state is FactState.UNKNOWN and "did not answer" in driver.nvml.reason
     assert machine.runner.calls == []  # nvidia-smi would hang on the same driver
 
 

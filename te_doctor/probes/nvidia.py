@@ -69,9 +69,11 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
                 if module_version
                 else Fact.absent(proc_line, PROC_SOURCE)
             ),
-            nvml=Fact.of("ok", NVML_SOURCE)
-            if reading.source == NVML_SOURCE
-            else Fact.unknown(evidence[0], NVML_SOURCE),
+            nvml=(
+                Fact.of("ok", NVML_SOURCE)
+                if reading.source == NVML_SOURCE and reading.gpus is not None
+                else Fact.unknown(evidence[0], NVML_SOURCE)
+            ),
             gpu_count=_count(reading, version, len(gpus)),
             visible_devices=(
                 Fact.of(spec, "nvidia:env CUDA_VISIBLE_DEVICES")
