@@ -92,7 +92,7 @@ class GpuFacts:
 
 @dataclass(**_FROZEN)
 class LibraryCopy:
-    """One copy of a shared library on disk (libcudart, libcublasLt, libcudnn, ...)."""
+    """One copy of a shared library: cudart, cublas, cublasLt, nvrtc, nccl, curand or cudnn."""
 
     name: str
     path: str
@@ -121,6 +121,7 @@ class CudaFacts:
     cublas_version: Fact[Version]
     nvrtc_version: Fact[Version]
     libraries: tuple[LibraryCopy, ...]
+    library_search_notes: tuple[str, ...]
 
 
 @dataclass(**_FROZEN)

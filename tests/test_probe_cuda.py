@@ -139,7 +139,10 @@ def test_ldconfig_failure_falls_back_to_standard_dirs(
 ) -> None:
     machine.write("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0")
     machine.runner.replies["ldconfig"] = reply
-    assert probe_cudnn(machine.context()).version.value == "9.1.0"
+    context = machine.context()
+    assert probe_cudnn(context).version.value == "9.1.0"
+    notes = probe_cuda(context).library_search_notes
+    assert notes == (() if reply.ok else (f"system loader cache not read: {reply.describe()}",))
 
 
 def test_two_cudnn_copies_with_different_versions(machine: FakeMachine) -> None:

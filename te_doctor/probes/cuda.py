@@ -38,9 +38,8 @@ def probe_cuda(ctx: ProbeContext) -> CudaFacts:
         runtime_version=first_copy_version(index.of("cudart"), "CUDA runtime (libcudart)"),
         cublas_version=first_copy_version(index.of("cublasLt"), "cuBLASLt (libcublasLt)"),
         nvrtc_version=first_copy_version(index.of("nvrtc"), "NVRTC (libnvrtc)"),
-        libraries=tuple(
-            c for c in index.copies if c.name in ("cudart", "cublas", "cublasLt", "nvrtc")
-        ),
+        libraries=tuple(c for c in index.copies if c.name != "cudnn"),  # cuDNN has its own
+        library_search_notes=index.notes,
     )
 
 

@@ -162,8 +162,6 @@ def _copies_in(
     by_real: dict[str, str] = {}
     for path in ctx.glob(directory.path, pattern):
         name = path.rsplit("/", 1)[1]
-        if not name.startswith(pattern.split("*")[0] + "."):
-            continue  # libcublas.so* also matches nothing else, but libcudnn_ops.so* must not count
         real = ctx.realpath(path)
         best = by_real.get(real, "")
         if len(name) > len(best.rsplit("/", 1)[-1]):
