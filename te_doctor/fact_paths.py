@@ -1,0 +1,122 @@
+"""The dotted fact paths rules may use, their types, and ``flatten(snapshot)`` that fills them.
+
+``FACT_TYPES`` is the catalogue: a rule leaf naming a path that is not here (or whose operator
+does not fit the type) is rejected when the rule file loads. Families (``packages.*``,
+``env.*``) accept any name after the prefix. A test checks that ``flatten`` of a fully
+populated snapshot produces exactly the declared paths.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+class FactType(str, enum.Enum):
+    """How a fact's value is parsed and compared."""
+
+    VERSION = "version"  # packaging.version, prereleases allowed
+    CC = "cc"  # compute capability, integer tuple
+    INT = "int"
+    BOOL = "bool"
+    STR = "str"  # exact string
+    TEXT = "text"  # free text, for regex matching
+    LIST = "list"  # tuple of strings
+
+
+@dataclass(frozen=True, slots=True)
+class FactSpec:
+    """A fact path's type and what it means."""
+
+    type: FactType
+    doc: str
+
+
+VER, CC, INT, BOOL, STR, TEXT, LIST = tuple(FactType)
+
+FACT_TYPES: Mapping[str, FactSpec] = {
+    # host
+    "host.os_name": FactSpec(STR, "operating system name (PRETTY_NAME)"),
+    "host.arch": FactSpec(STR, "machine architecture (x86_64, aarch64)"),
+    "host.kernel": FactSpec(STR, "kernel release"),
+    "host.python_version": FactSpec(VER, "version of the diagnosed Python"),
+    "host.python_implementation": FactSpec(STR, "CPython, PyPy, ..."),
+    "host.glibc_version": FactSpec(VER, "glibc version"),
+    "host.cpu_count": FactSpec(INT, "logical CPUs"),
+    "host.memory_total_mib": FactSpec(INT, "total RAM in MiB"),
+    "host.container": FactSpec(STR, "docker, podman, kubepods, ... (absent outside containers)"),
+    "host.ngc_pytorch_version": FactSpec(STR, "NGC PyTorch release (NVIDIA_PYTORCH_VERSION)"),
+    "host.kubernetes": FactSpec(BOOL, "running in a Kubernetes pod"),
+    "host.slurm_job_id": FactSpec(STR, "Slurm job id"),
+    "host.wsl": FactSpec(BOOL, "running under WSL"),
+    "host.virtualenv": FactSpec(STR, "virtual environment prefix"),
+    "host.conda_env": FactSpec(STR, "conda environment"),
+    # driver
+    "driver.version": FactSpec(VER, "NVIDIA driver version"),
+    "driver.cuda_version": FactSpec(VER, "highest CUDA version the driver supports"),
+    "driver.cuda_major": FactSpec(INT, "major of driver.cuda_version"),
+    "driver.kernel_module_version": FactSpec(VER, "version in /proc/driver/nvidia/version"),
+    "driver.nvml": FactSpec(STR, "NVML status: ok, or unknown with the error"),
+    "driver.gpu_count": FactSpec(INT, "GPUs the driver sees"),
+    "driver.visible_devices": FactSpec(STR, "CUDA_VISIBLE_DEVICES as set"),
+    "driver.visible_gpu_count": FactSpec(INT, "GPUs left visible by CUDA_VISIBLE_DEVICES"),
+    # gpus (aggregates over visible GPUs)
+    "gpus.count": FactSpec(INT, "visible GPUs"),
+    "gpus.distinct_names": FactSpec(INT, "how many different GPU models are visible"),
+    "gpus.min_compute_capability": FactSpec(CC, "lowest compute capability among visible GPUs"),
+    # gpu: the selected device (--device, default the first visible GPU); gpus.any./gpus.all.
+    "gpu.index": FactSpec(INT, "physical index of the selected GPU"),
+    "gpu.name": FactSpec(STR, "GPU name as NVML reports it"),
+    "gpu.compute_capability": FactSpec(CC, "compute capability"),
+    "gpu.memory_total_mib": FactSpec(INT, "GPU memory in MiB"),
+    "gpu.mig_mode": FactSpec(STR, "enabled / disabled (absent: GPU without MIG)"),
+    "gpu.persistence_mode": FactSpec(BOOL, "persistence mode on"),
+    "gpu.torch_has_kernels": FactSpec(BOOL, "libtorch_cuda carries code this GPU can run"),
+    "gpu.te_has_kernels": FactSpec(BOOL, "TE's core library carries code this GPU can run"),
+    # cuda
+    "cuda.toolkit_version": FactSpec(VER, "CUDA toolkit used for source builds (nvcc)"),
+    "cuda.toolkit_major": FactSpec(INT, "major of cuda.toolkit_version"),
+    "cuda.toolkit_count": FactSpec(INT, "CUDA toolkits found"),
+    "cuda.runtime_version": FactSpec(VER, "CUDA runtime (libcudart) a process would load"),
+    "cuda.runtime_major": FactSpec(INT, "major of cuda.runtime_version"),
+    "cuda.cublas_version": FactSpec(VER, "cuBLASLt a process would load"),
+    "cuda.nvrtc_version": FactSpec(VER, "NVRTC a process would load"),
+    "cuda.cudart_copies": FactSpec(INT, "copies of libcudart found"),
+    # cudnn
+    "cudnn.version": FactSpec(VER, "cuDNN a process would load"),
+    "cudnn.major": FactSpec(INT, "major of cudnn.version"),
+    "cudnn.header_version": FactSpec(VER, "cudnn_version.h (source builds)"),
+    "cudnn.copy_count": FactSpec(INT, "copies of libcudnn found"),
+    "cudnn.distinct_versions": FactSpec(INT, "how many different cuDNN versions are installed"),
+    # packages
+    "packages.*": FactSpec(VER, "version of an installed distribution (name with _ for -)"),
+    "packages.duplicate_count": FactSpec(INT, "distributions installed more than once"),
+    "packages.duplicates": FactSpec(TEXT, "the duplicated distributions, one per line"),
+    "packages.conflicts": FactSpec(TEXT, "known-conflicting combinations, one per line"),
+    # torch
+    "torch.version": FactSpec(VER, "torch version (from torch/version.py)"),
+    "torch.cuda_version": FactSpec(VER, "CUDA torch was built for (absent: CPU build)"),
+    "torch.cuda_major": FactSpec(INT, "major of torch.cuda_version"),
+    "torch.hip_version": FactSpec(VER, "ROCm/HIP torch was built for"),
+    "torch.debug": FactSpec(BOOL, "a debug build"),
+    "torch.cuda_arch_list": FactSpec(
+        LIST, "GPU architectures in libtorch_cuda (sm_90, compute_90)"
+    ),
+    # transformer engine
+    "te.version": FactSpec(VER, "Transformer Engine version"),
+    "te.core_package": FactSpec(STR, "transformer-engine-cu12 or -cu13"),
+    "te.core_cuda_major": FactSpec(INT, "CUDA major TE's core library was built for"),
+    "te.core_library": FactSpec(STR, "path of libtransformer_engine.so"),
+    "te.core_library_count": FactSpec(INT, "copies of libtransformer_engine.so"),
+    "te.core_cuda_archs": FactSpec(LIST, "GPU architectures in TE's core library"),
+    "te.torch_extension": FactSpec(STR, "path of TE's PyTorch extension"),
+    "te.jax_extension": FactSpec(STR, "path of TE's JAX extension"),
+    "te.missing_libraries": FactSpec(LIST, "libraries TE links or loads that were not found"),
+    # environment
+    "env.*": FactSpec(STR, "an environment variable (secrets redacted)"),
+    # smoke test (filled by the smoke runner; absent until it runs)
+    "smoke.outcome": FactSpec(STR, "ok, failed, signal, timeout, crashed"),
+    "smoke.stage": FactSpec(STR, "the stage that failed"),
+    "smoke.error_text": FactSpec(TEXT, "exception text or stderr tail of the failed stage"),
+}

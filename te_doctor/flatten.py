@@ -1,0 +1,304 @@
+"""Turn a Snapshot into the flat ``path -> Fact`` view that rules are evaluated against.
+
+Pure: the same snapshot always gives the same facts. Derived facts (CUDA majors, whether a
+binary carries code the GPU can run) are computed here, once, so rules stay one-line leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from te_doctor.facts import Fact, FactState
+from te_doctor.snapshot import GpuFacts, Snapshot
+
+T = TypeVar("T")
+DERIVED = "derived"
+
+
+@dataclass(frozen=True, slots=True)
+class FlatFacts:
+    """The facts of one snapshot by path; ``gpus`` holds the ``gpu.*`` facts of each visible GPU."""
+
+    values: Mapping[str, Fact[Any]]
+    gpus: tuple[Mapping[str, Fact[Any]], ...]
+
+    def get(self, path: str) -> Fact[Any]:
+        """The fact at ``path``; family members that were not found are absent (or unknown)."""
+        if path in self.values:
+            return self.values[path]
+        family, _, name = path.partition(".")
+        if family == "packages":
+            state = self.values["packages.duplicate_count"]
+            if state.state is FactState.UNKNOWN:
+                return Fact.unknown(state.reason, "packages")
+            return Fact.absent(f"{name.replace('_', '-')} is not installed", "packages")
+        if family == "env":
+            return Fact.absent(f"{name} is not set", "environment")
+        return Fact.unknown(f"{path} was not recorded in this snapshot", "snapshot")
+
+
+def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
+    """The flat facts of ``snapshot``; ``gpu.*`` describe ``device`` (default: first visible)."""
+    values: dict[str, Fact[Any]] = {}
+    _host(values, snapshot)
+    _driver(values, snapshot)
+    _cuda(values, snapshot)
+    _packages(values, snapshot)
+    _torch_and_te(values, snapshot)
+    values.update(
+        {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
+    )
+    values.update(_smoke_absent())
+    visible = [gpu for gpu in snapshot.gpus if gpu.visible]
+    per_gpu = tuple(_gpu(gpu, snapshot) for gpu in visible)
+    _gpu_aggregates(values, snapshot, visible)
+    selected = _select(snapshot, visible, device)
+    if selected is not None:
+        values.update(_gpu(selected, snapshot))
+    else:
+        reason = values["gpus.count"].reason or "no visible GPU"
+        state = values["gpus.count"].state
+        for path in _GPU_PATHS:
+            values[path] = Fact(
+                state if state is not FactState.KNOWN else FactState.ABSENT,
+                None,
+                reason or "no visible GPU",
+                "nvidia",
+            )
+    return FlatFacts(values, per_gpu)
+
+
+_GPU_PATHS = (
+    "gpu.index",
+    "gpu.name",
+    "gpu.compute_capability",
+    "gpu.memory_total_mib",
+    "gpu.mig_mode",
+    "gpu.persistence_mode",
+    "gpu.torch_has_kernels",
+    "gpu.te_has_kernels",
+)
+
+
+def _host(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
+    host = snapshot.host
+    for name in (
+        "os_name",
+        "arch",
+        "kernel",
+        "python_version",
+        "python_implementation",
+        "glibc_version",
+        "cpu_count",
+        "memory_total_mib",
+        "container",
+        "ngc_pytorch_version",
+        "kubernetes",
+        "slurm_job_id",
+        "wsl",
+        "virtualenv",
+        "conda_env",
+    ):
+        values[f"host.{name}"] = getattr(host, name)
+
+
+def _driver(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
+    driver = snapshot.driver
+    for name in (
+        "version",
+        "cuda_version",
+        "kernel_module_version",
+        "nvml",
+        "gpu_count",
+        "visible_devices",
+        "visible_gpu_count",
+    ):
+        values[f"driver.{name}"] = getattr(driver, name)
+    values["driver.cuda_major"] = _major(driver.cuda_version)
+
+
+def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
+    cuda, cudnn = snapshot.cuda, snapshot.cudnn
+    values.update(
+        {
+            "cuda.toolkit_version": cuda.toolkit_version,
+            "cuda.toolkit_major": _major(cuda.toolkit_version),
+            "cuda.toolkit_count": Fact.of(len(cuda.toolkits), DERIVED),
+            "cuda.runtime_version": cuda.runtime_version,
+            "cuda.runtime_major": _major(cuda.runtime_version),
+            "cuda.cublas_version": cuda.cublas_version,
+            "cuda.nvrtc_version": cuda.nvrtc_version,
+            "cuda.cudart_copies": Fact.of(sum(c.name == "cudart" for c in cuda.libraries), DERIVED),
+            "cudnn.version": cudnn.version,
+            "cudnn.major": _major(cudnn.version),
+            "cudnn.header_version": cudnn.header_version,
+            "cudnn.copy_count": Fact.of(len(cudnn.copies), DERIVED),
+            "cudnn.distinct_versions": Fact.of(
+                len(
+                    {
+                        v.split(".")[0] + "." + v.split(".")[1] if "." in v else v
+                        for v in cudnn.distinct_versions
+                    }
+                ),
+                DERIVED,
+            ),
+        }
+    )
+    if _probe_failed(snapshot, "cuda"):
+        for path in ("cuda.toolkit_count", "cuda.cudart_copies"):
+            values[path] = Fact.unknown("the cuda probe failed", "cuda")
+    if _probe_failed(snapshot, "cudnn"):
+        for path in ("cudnn.copy_count", "cudnn.distinct_versions"):
+            values[path] = Fact.unknown("the cudnn probe failed", "cudnn")
+
+
+def _packages(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
+    packages = snapshot.packages
+    for package in packages.installed:
+        values.setdefault(
+            f"packages.{canonicalize_name(package.name).replace('-', '_')}", package.version
+        )
+    if _probe_failed(snapshot, "packages"):
+        failed: Fact[Any] = Fact.unknown("the packages probe failed", "packages")
+        values.update(
+            {
+                "packages.duplicate_count": failed,
+                "packages.duplicates": failed,
+                "packages.conflicts": failed,
+            }
+        )
+        return
+    values["packages.duplicate_count"] = Fact.of(len(packages.duplicates), DERIVED)
+    values["packages.duplicates"] = Fact.of("\n".join(packages.duplicates), DERIVED)
+    values["packages.conflicts"] = Fact.of("\n".join(packages.conflicts), DERIVED)
+
+
+def _torch_and_te(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
+    torch, te = snapshot.torch, snapshot.transformer_engine
+    values.update(
+        {
+            "torch.version": torch.version,
+            "torch.cuda_version": torch.cuda_version,
+            "torch.cuda_major": _major(torch.cuda_version),
+            "torch.hip_version": torch.hip_version,
+            "torch.debug": torch.debug,
+            "torch.cuda_arch_list": torch.cuda_arch_list,
+            "te.version": te.version,
+            "te.core_package": te.core_package,
+            "te.core_cuda_major": te.core_cuda_major,
+            "te.core_library": te.core_library,
+            "te.core_library_count": Fact.of(len(te.core_library_copies), DERIVED),
+            "te.core_cuda_archs": te.core_cuda_archs,
+            "te.torch_extension": te.torch_extension,
+            "te.jax_extension": te.jax_extension,
+        }
+    )
+    missing = tuple(
+        lib.name
+        for lib in (*te.needed_libraries, *te.loaded_at_import)
+        if lib.resolved.state is FactState.ABSENT
+    )
+    values["te.missing_libraries"] = (
+        Fact.unknown("the transformer_engine probe failed", "transformer_engine")
+        if _probe_failed(snapshot, "transformer_engine")
+        else Fact.of(missing, DERIVED)
+    )
+
+
+def _smoke_absent() -> dict[str, Fact[Any]]:
+    reason = "the smoke test has not run"
+    return {
+        path: Fact.absent(reason, "smoke")
+        for path in ("smoke.outcome", "smoke.stage", "smoke.error_text")
+    }
+
+
+def _gpu_aggregates(
+    values: dict[str, Fact[Any]], snapshot: Snapshot, visible: list[GpuFacts]
+) -> None:
+    count = snapshot.driver.visible_gpu_count
+    values["gpus.count"] = count
+    if not count.known:
+        for path in ("gpus.distinct_names", "gpus.min_compute_capability"):
+            values[path] = Fact(count.state, None, count.reason, count.source)
+        return
+    values["gpus.distinct_names"] = Fact.of(len({g.name.get() for g in visible}), DERIVED)
+    ccs = [cc for g in visible if (cc := g.compute_capability.get()) is not None]
+    if not visible:
+        values["gpus.min_compute_capability"] = Fact.absent("no visible GPU", DERIVED)
+    elif len(ccs) < len(visible):
+        values["gpus.min_compute_capability"] = Fact.unknown(
+            "a GPU's compute capability is unknown", DERIVED
+        )
+    else:
+        values["gpus.min_compute_capability"] = Fact.of(min(ccs, key=_cc_key), DERIVED)
+
+
+def _gpu(gpu: GpuFacts, snapshot: Snapshot) -> dict[str, Fact[Any]]:
+    return {
+        "gpu.index": Fact.of(gpu.index, "nvidia"),
+        "gpu.name": gpu.name,
+        "gpu.compute_capability": gpu.compute_capability,
+        "gpu.memory_total_mib": gpu.memory_total_mib,
+        "gpu.mig_mode": gpu.mig_mode,
+        "gpu.persistence_mode": gpu.persistence_mode,
+        "gpu.torch_has_kernels": _runs_on(snapshot.torch.cuda_arch_list, gpu),
+        "gpu.te_has_kernels": _runs_on(snapshot.transformer_engine.core_cuda_archs, gpu),
+    }
+
+
+def _select(snapshot: Snapshot, visible: list[GpuFacts], device: int | None) -> GpuFacts | None:
+    if device is None:
+        return visible[0] if visible else None
+    return next((gpu for gpu in snapshot.gpus if gpu.index == device), None)
+
+
+def _runs_on(archs: Fact[tuple[str, ...]], gpu: GpuFacts) -> Fact[bool]:
+    """A cubin runs on the same major and a newer minor; PTX is JIT-compiled for newer GPUs."""
+    cc = gpu.compute_capability.get()
+    if archs.value is None or cc is None:
+        reason = archs.reason if archs.value is None else gpu.compute_capability.reason
+        return Fact(
+            archs.state if archs.value is None else gpu.compute_capability.state,
+            None,
+            reason,
+            DERIVED,
+        )
+    major, minor = _cc_key(cc)
+    for arch in archs.value:
+        kind, _, number = arch.partition("_")
+        code = int(number.rstrip("abf") or 0)
+        arch_major, arch_minor = divmod(code, 10)
+        if kind == "sm" and arch_major == major and arch_minor <= minor:
+            return Fact.of(True, DERIVED)
+        if kind == "compute" and (arch_major, arch_minor) <= (major, minor):
+            return Fact.of(True, DERIVED)
+    return Fact.of(False, DERIVED)
+
+
+def _cc_key(cc: str) -> tuple[int, int]:
+    major, _, minor = cc.partition(".")
+    return int(major), int(minor or 0)
+
+
+def _major(fact: Fact[Any]) -> Fact[int]:
+    if fact.value is None:
+        return Fact(fact.state, None, fact.reason, fact.source)
+    try:
+        return Fact.of(Version(str(fact.value)).major, DERIVED)
+    except InvalidVersion:
+        return Fact.unknown(f"{fact.value!r} is not a version", DERIVED)
+
+
+def _major_minor(version: str) -> str:
+    """``9.1.0.70`` and ``9.1.0`` are one cuDNN release seen two ways (wheel vs file name)."""
+    return ".".join(version.split(".")[:2])
+
+
+def _probe_failed(snapshot: Snapshot, name: str) -> bool:
+    return any(p.name == name and p.state == "error" for p in snapshot.probes)
