@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from te_doctor import __version__
+from te_doctor.cli_check import check, explain, list_rules, write
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
@@ -83,24 +84,18 @@ def probe(
         snapshot = collect_snapshot(real_context(python))
     if redact:
         snapshot = redact_personal(snapshot, home=os.environ.get("HOME", ""))
-    _emit(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)
+    write(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)
 
 
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    click.echo(f"te-doctor: wrote {output}", err=True)
+cli.add_command(check)
+cli.add_command(list_rules)
+cli.add_command(explain)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of raising ``SystemExit``."""
     try:
-        cli.main(
+        code = cli.main(
             args=list(argv) if argv is not None else None,
             prog_name="te-doctor",
             standalone_mode=False,
@@ -124,4 +119,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             err=True,
         )
         return ExitCode.INTERNAL
-    return ExitCode.OK
+    return code if isinstance(code, int) else ExitCode.OK

@@ -94,9 +94,12 @@ def judge_paths(
     for path in paths:
         truth, _unknown = path.requires.evaluate(facts)
         unmet = tuple(
-            leaf.text for leaf in path.requires.all if leaf.evaluate(facts)[0] is Truth.FALSE
+            f"needs {leaf.text}"
+            for leaf in path.requires.all
+            if leaf.evaluate(facts)[0] is Truth.FALSE
         )
-        reasons = tuple(blocking.get(path.id, ())) + unmet
+        # A rule that blocks the path explains it better than the bare requirement does.
+        reasons = tuple(blocking.get(path.id, ())) or unmet
         verdicts.append(
             PathVerdict(
                 id=path.id,

@@ -1,14 +1,17 @@
-"""The JSON Schema of a snapshot, generated from the dataclasses so the two cannot drift.
+"""JSON Schemas of the snapshot and of the check report, generated from the dataclasses.
 
-The generated schema ships as ``te_doctor/snapshot.schema.json``; a test checks it is current.
-Regenerate with ``python -m te_doctor.schema > te_doctor/snapshot.schema.json``.
+They ship as ``te_doctor/snapshot.schema.json`` and ``te_doctor/report.schema.json``; a test
+checks both are current. Regenerate with ``python -m te_doctor.schema``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
+import types
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NewType, get_args, get_origin
 
 from te_doctor.codec import field_types
@@ -32,7 +35,29 @@ def snapshot_schema() -> dict[str, Any]:
     }
 
 
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of ``te-doctor check --format json`` output."""
+    from te_doctor.report import REPORT_SCHEMA, Report
+
+    definitions: dict[str, Any] = {}
+    root = _record_schema(Report, definitions)
+    root["properties"]["schema"] = {"const": REPORT_SCHEMA}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://te-doctor/{REPORT_SCHEMA}.json",
+        "title": "te-doctor check report",
+        **root,
+        "$defs": dict(sorted(definitions.items())),
+    }
+
+
 def _type_schema(tp: Any, definitions: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"type": "string", "enum": [member.value for member in tp]}
+    if get_origin(tp) is types.UnionType:
+        return {"anyOf": [_type_schema(arg, definitions) for arg in get_args(tp)]}
+    if tp is type(None):
+        return {"type": "null"}
     if isinstance(tp, NewType):
         return {**_type_schema(tp.__supertype__, definitions), "format": tp.__name__}
     origin = get_origin(tp)
@@ -90,10 +115,14 @@ def _record_schema(cls: Any, definitions: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def schema_text() -> str:
-    """The schema as the exact text of the shipped file."""
-    return json.dumps(snapshot_schema(), indent=2) + "\n"
+SCHEMA_FILES = {"snapshot.schema.json": snapshot_schema, "report.schema.json": report_schema}
+
+
+def schema_text(name: str = "snapshot.schema.json") -> str:
+    """A shipped schema file's exact text."""
+    return json.dumps(SCHEMA_FILES[name](), indent=2) + "\n"
 
 
 if __name__ == "__main__":
-    print(schema_text(), end="")
+    for filename in SCHEMA_FILES:
+        (Path(__file__).parent / filename).write_text(schema_text(filename), encoding="utf-8")

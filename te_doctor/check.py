@@ -1,0 +1,45 @@
+"""``te-doctor check`` end to end: snapshot (probed or loaded), rules, paths, report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from te_doctor import __version__
+from te_doctor.flatten import flatten
+from te_doctor.paths import ExecutionPath, load_paths
+from te_doctor.report import GateOptions, Report, build_report
+from te_doctor.rules import Rule, load_rules
+from te_doctor.snapshot import Snapshot
+
+
+def load_rule_set(
+    rules_dirs: Sequence[Path] = (),
+) -> tuple[tuple[Rule, ...], tuple[ExecutionPath, ...]]:
+    """The built-in rules plus each ``--rules-dir``, and the execution paths they may block."""
+    paths = load_paths()
+    return load_rules(rules_dirs, known_paths=[p.id for p in paths]), paths
+
+
+def take_snapshot(snapshot_file: Path | None, python: str | None) -> Snapshot:
+    """Load a saved snapshot, or probe this machine (for ``python`` if given)."""
+    if snapshot_file is not None:
+        from te_doctor.snapshot_file import load
+
+        return load(snapshot_file)
+    from te_doctor.probes import collect_snapshot
+    from te_doctor.probes.real import real_context
+
+    return collect_snapshot(real_context(python))
+
+
+def run_check(
+    snapshot: Snapshot,
+    options: GateOptions,
+    *,
+    rules_dirs: Sequence[Path] = (),
+    device: int | None = None,
+) -> Report:
+    """Evaluate every rule on ``snapshot`` and judge the gate."""
+    rules, paths = load_rule_set(rules_dirs)
+    return build_report(snapshot, flatten(snapshot, device), rules, paths, options, __version__)
