@@ -146,8 +146,10 @@ def parse_leaf(text: str) -> Leaf:
         )
     if raw is None:
         raise ConditionError(f"'{op}' needs a value")
-    ref_spec = spec_of(raw) if re.fullmatch(r"[a-z][a-z0-9_]*(\.[A-Za-z0-9_]+)+", raw) else None
-    if ref_spec is not None and not raw.replace(".", "").isdigit():
+    if re.fullmatch(r"[a-z][a-z0-9_]*(\.[A-Za-z0-9_]+)+", raw):  # another fact, not a literal
+        ref_spec = spec_of(raw)
+        if ref_spec is None:
+            raise ConditionError(f"unknown fact '{raw}'" + _suggest(raw))
         if ref_spec.type is not spec.type or op not in _ORDER_OPS:
             raise ConditionError(
                 f"cannot compare {spec.type.value} '{path}' with "

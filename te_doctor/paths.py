@@ -40,8 +40,10 @@ class PathVerdict:
 
     id: str
     title: str
+    families: tuple[str, ...]
     viable: bool
     undecided: bool
+    blocked_by_rules: bool
     reasons: tuple[str, ...]
 
 
@@ -104,6 +106,8 @@ def judge_paths(
             PathVerdict(
                 id=path.id,
                 title=path.title,
+                families=path.families,
+                blocked_by_rules=bool(blocking.get(path.id)),
                 viable=truth is Truth.TRUE and not blocking.get(path.id),
                 undecided=truth is Truth.UNKNOWN and not blocking.get(path.id),
                 reasons=reasons,

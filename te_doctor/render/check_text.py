@@ -28,6 +28,7 @@ def render_check_text(report: Report, style: Style) -> str:
     lines = [
         f"te-doctor {report.te_doctor_version} check: {machine.gpus}; driver {machine.driver}; "
         f"torch {machine.torch}; Transformer Engine {machine.transformer_engine}",
+        _headline(report, style),
         "",
     ]
     for area, categories in AREAS:
@@ -36,10 +37,31 @@ def render_check_text(report: Report, style: Style) -> str:
         lines.append(f"{style.mark('undecided')} probe {probe.name} failed: {probe.detail}")
     lines += ["", "Execution paths (best first):"]
     lines += _paths(report, style)
-    best = next((v for v in report.paths if v.id == report.best_path), None)
-    lines += ["", f"Best path now: {best.id} ({best.title})" if best else "Best path now: none"]
+    lines += ["", _best(report)]
     lines.append(_verdict(report, style))
     return "\n".join(lines) + "\n"
+
+
+def _headline(report: Report, style: Style) -> str:
+    """FP8 ready or not, in one line, with the rules that decide it."""
+    fp8 = [v for v in report.paths if "fp8" in v.families]
+    ready = [v.id for v in fp8 if v.viable]
+    if ready:
+        return style.paint(f"FP8: possible here ({', '.join(ready)})", "ok")
+    rules = sorted({r for v in fp8 for r in v.reasons if not r.startswith("needs ")})
+    why = ", ".join(rules) if rules else "; ".join(dict.fromkeys(r for v in fp8 for r in v.reasons))
+    return style.paint(f"FP8: not possible here ({why or 'facts missing'})", "error")
+
+
+def _best(report: Report) -> str:
+    """The best viable path; when none is, the closest one and what it still needs."""
+    best = next((v for v in report.paths if v.id == report.best_path), None)
+    if best is not None:
+        return f"Best path now: {best.id} ({best.title})"
+    closest = next((v for v in report.paths if not v.blocked_by_rules and v.reasons), None)
+    if closest is None:
+        return "Best path now: none is viable here"
+    return f"Best path now: none is viable; closest: {closest.id} ({'; '.join(closest.reasons)})"
 
 
 def _paths(report: Report, style: Style) -> list[str]:
