@@ -106,7 +106,7 @@ def check(
         unicode=output is not None or can_encode(sys.stdout.encoding),
         verbose=verbose,
     )
-    write(CHECK_RENDERERS[CheckFormat(output_format)](report, style), output)
+    write(CHECK_RENDERERS[CheckFormat(output_format)](report, style), output, color=style.color)
     if not report.gate.passed:
         raise click.exceptions.Exit(ExitCode.FINDINGS)
 
@@ -143,7 +143,8 @@ def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
     rules, _ = load_rule_set(rules_dirs)
     found = next((r for r in rules if rule_id in (r.id, r.name) or rule_id.upper() == r.id), None)
     if found is None:
-        close = difflib.get_close_matches(
+        typo = rule_id.upper().replace("O", "0")  # TED1O2: a letter O for a zero
+        close = [r.id for r in rules if r.id == typo] or difflib.get_close_matches(
             rule_id, [r.id for r in rules] + [r.name for r in rules], n=1
         )
         hint = f" (did you mean {close[0]}?)" if close else ""
@@ -151,10 +152,10 @@ def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
     click.echo(explain_rule(found), nl=False)
 
 
-def write(text: str, output: Path | None) -> None:
+def write(text: str, output: Path | None, *, color: bool = False) -> None:
     """Write to ``output`` (created only now, after success) or stdout."""
     if output is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
         return
     try:
         output.write_text(text, encoding="utf-8")
