@@ -1,0 +1,37 @@
+"""Each recorded machine has a reviewed expected result: rules fired, undecided, best path, gate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from te_doctor.check import run_check
+from te_doctor.engine import Outcome
+from te_doctor.report import GateOptions
+from te_doctor.snapshot_file import load
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HERE = Path(__file__).parent
+SLUGS = sorted(p.stem for p in (HERE / "fixtures").glob("*.json"))
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert SLUGS == sorted(p.stem for p in (HERE / "expected").glob("*.toml"))
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_fixture_result_matches_expectation(slug: str) -> None:
+    expected = tomllib.loads((HERE / "expected" / f"{slug}.toml").read_text())
+    report = run_check(load(HERE / "fixtures" / f"{slug}.json"), GateOptions())
+    fired = sorted(f.rule_id for f in report.findings if f.outcome is Outcome.FIRED)
+    undecided = sorted(f.rule_id for f in report.findings if f.outcome is Outcome.UNDECIDED)
+    assert fired == expected["fired"]
+    assert undecided == expected["undecided"]
+    assert report.best_path == expected["best_path"]
+    assert report.gate.passed is expected["gate_passed"]
