@@ -15,7 +15,7 @@ from te_doctor.snapshot_file import load
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 HERE = Path(__file__).parent
 SLUGS = sorted(p.stem for p in (HERE / "fixtures").glob("*.json"))

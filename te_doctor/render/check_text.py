@@ -57,25 +57,45 @@ def _best(report: Report) -> str:
     """The best viable path; when none is, the closest one and what it still needs."""
     best = next((v for v in report.paths if v.id == report.best_path), None)
     if best is not None:
-        return f"Best path now: {best.id} ({best.title})"
+        return f"Best path now: {best.id}: {best.title}"
     closest = next((v for v in report.paths if not v.blocked_by_rules and v.reasons), None)
     if closest is None:
         return "Best path now: none is viable here"
-    return f"Best path now: none is viable; closest: {closest.id} ({'; '.join(closest.reasons)})"
+    return (
+        f"Best path now: none is viable; closest: {closest.id}, which {'; '.join(closest.reasons)}"
+    )
 
 
 def _paths(report: Report, style: Style) -> list[str]:
-    """Viable paths, and why each better path is ruled out (every path with --verbose)."""
-    lines = []
+    """Viable paths, and why each better path is ruled out (every path with --verbose).
+
+    Consecutive paths ruled out for the same reasons share one line.
+    """
+    names = {f.rule_id: f.name for f in report.findings}
+    lines: list[str] = []
+    group: list[str] = []
+    group_why = ""
     better = True
     for verdict in report.paths:
         better = better and verdict.id != report.best_path
+        shown = not verdict.viable and (better or style.verbose)
+        why = "; ".join(f"{r} {names[r]}" if r in names else r for r in verdict.reasons)
+        if group and (not shown or why != group_why):
+            lines.append(_ruled_out(group, group_why, style))
+            group = []
         if verdict.viable:
             lines.append(f"  {style.mark('ok')} {verdict.id}: {verdict.title}")
-        elif better or style.verbose:
-            why = "; ".join(verdict.reasons) or "undecided: facts missing"
-            lines.append(f"  {style.mark('error')} {verdict.id}: ruled out: {why}")
+        elif shown:
+            group.append(verdict.id)
+            group_why = why or "facts missing (undecided)"
+    if group:
+        lines.append(_ruled_out(group, group_why, style))
     return lines
+
+
+def _ruled_out(paths: list[str], why: str, style: Style) -> str:
+    reason = why if why.startswith("needs ") else f"ruled out by {why}"
+    return f"  {style.mark('error')} {', '.join(paths)}: {reason}"
 
 
 def _area(area: str, findings: list[Finding], style: Style) -> list[str]:
