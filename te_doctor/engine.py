@@ -70,14 +70,15 @@ def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
     outcome = {Truth.TRUE: Outcome.FIRED, Truth.UNKNOWN: Outcome.UNDECIDED}.get(
         truth, Outcome.PASSED
     )
+    shown = outcome is not Outcome.PASSED  # a passed rule's text is never shown: skip the work
     return Finding(
         rule_id=rule.id,
         name=rule.name,
         severity=rule.severity,
         category=rule.category,
         outcome=outcome,
-        message=interpolate(rule.summary, facts),
-        fix=interpolate(rule.fix, facts),
+        message=interpolate(rule.summary, facts) if shown else "",
+        fix=interpolate(rule.fix, facts) if shown else "",
         blocks=rule.blocks,
         missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
     )
