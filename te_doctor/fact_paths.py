@@ -115,8 +115,17 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "te.missing_libraries": FactSpec(LIST, "libraries TE links or loads that were not found"),
     # environment
     "env.*": FactSpec(STR, "an environment variable (secrets redacted)"),
-    # smoke test (filled by the smoke runner; absent until it runs)
-    "smoke.outcome": FactSpec(STR, "ok, failed, signal, timeout, crashed"),
-    "smoke.stage": FactSpec(STR, "the stage that failed"),
-    "smoke.error_text": FactSpec(TEXT, "exception text or stderr tail of the failed stage"),
+    # smoke test (absent when it did not run)
+    "smoke.outcome": FactSpec(STR, "ok, failed, signal, timeout, oom or crashed"),
+    "smoke.stage": FactSpec(
+        STR, "where it stopped: import-torch, device, import-te, te-support, gemm"
+    ),
+    "smoke.error_text": FactSpec(TEXT, "exception text, failed GEMM details or stderr tail"),
+    "smoke.torch_cuda_available": FactSpec(BOOL, "torch.cuda.is_available() in the child"),
+    "smoke.torch_device_capability": FactSpec(CC, "compute capability as torch sees device 0"),
+    "smoke.torch_cudnn_version": FactSpec(VER, "torch.backends.cudnn.version() in the child"),
+    "smoke.verified": FactSpec(LIST, "smoke checks (path ids) that ran and matched FP32"),
+    "smoke.failed_checks": FactSpec(LIST, "smoke checks that raised"),
+    "smoke.numerics_failures": FactSpec(LIST, "smoke checks whose error exceeded the tolerance"),
+    "smoke.loaded_cudnn_copies": FactSpec(INT, "directories libcudnn was loaded from in the child"),
 }

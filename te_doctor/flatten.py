@@ -53,7 +53,7 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     values.update(
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
-    values.update(_smoke_absent())
+    values.update(_smoke(snapshot))
     visible = [gpu for gpu in snapshot.gpus if gpu.visible]
     per_gpu = tuple(_gpu(gpu, snapshot) for gpu in visible)
     _gpu_aggregates(values, snapshot, visible)
@@ -210,12 +210,41 @@ def _torch_and_te(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     )
 
 
-def _smoke_absent() -> dict[str, Fact[Any]]:
-    reason = "the smoke test has not run"
-    return {
-        path: Fact.absent(reason, "smoke")
-        for path in ("smoke.outcome", "smoke.stage", "smoke.error_text")
+def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
+    smoke = snapshot.smoke
+    values: dict[str, Fact[Any]] = {
+        "smoke.outcome": smoke.outcome,
+        "smoke.stage": smoke.stage,
+        "smoke.error_text": smoke.error_text,
+        "smoke.torch_cuda_available": smoke.torch_cuda_available,
+        "smoke.torch_device_capability": smoke.torch_device_capability,
+        "smoke.torch_cudnn_version": smoke.torch_cudnn_version,
     }
+    if not smoke.outcome.known:
+        for path in (
+            "smoke.verified",
+            "smoke.failed_checks",
+            "smoke.numerics_failures",
+            "smoke.loaded_cudnn_copies",
+        ):
+            values[path] = Fact(smoke.outcome.state, None, smoke.outcome.reason, "smoke")
+        return values
+
+    def names(*statuses: str) -> Fact[tuple[str, ...]]:
+        return Fact.of(tuple(c.name for c in smoke.checks if c.status in statuses), DERIVED)
+
+    cudnn_dirs = {
+        lib.path.rsplit("/", 1)[0] for lib in smoke.loaded_libraries if lib.name == "cudnn"
+    }
+    values.update(
+        {
+            "smoke.verified": names("ok"),
+            "smoke.failed_checks": names("failed"),
+            "smoke.numerics_failures": names("numerics"),
+            "smoke.loaded_cudnn_copies": Fact.of(len(cudnn_dirs), DERIVED),
+        }
+    )
+    return values
 
 
 def _gpu_aggregates(

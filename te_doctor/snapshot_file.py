@@ -7,6 +7,7 @@ from pathlib import Path
 
 from te_doctor.codec import from_data, to_data
 from te_doctor.errors import SnapshotError
+from te_doctor.smoke.result import not_run
 from te_doctor.snapshot import SCHEMA_VERSION, Snapshot
 
 
@@ -35,14 +36,24 @@ def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
             f"{name}: schema_version {version} is newer than this te-doctor understands "
             f"({SCHEMA_VERSION}); upgrade te-doctor"
         )
-    if version < SCHEMA_VERSION:
-        raise SnapshotError(
-            f"{name}: schema_version {version} is older than {SCHEMA_VERSION}; re-record it"
-        )
+    if version < 1:
+        raise SnapshotError(f"{name}: schema_version {version} is not a te-doctor schema")
+    data = _upgrade(data, version)
     try:
         return from_data(Snapshot, data)
     except SnapshotError as exc:
         raise SnapshotError(f"{name}: {exc}") from None
+
+
+def _upgrade(data: dict[str, object], version: int) -> dict[str, object]:
+    """Bring an older snapshot up to the current schema (schema 1 had no smoke section)."""
+    if version == 1:
+        data = {
+            **data,
+            "schema_version": 2,
+            "smoke": to_data(not_run("recorded before te-doctor had a smoke test")),
+        }
+    return data
 
 
 def load(path: Path) -> Snapshot:

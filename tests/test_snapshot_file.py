@@ -69,8 +69,8 @@ def mutated(tmp_path: Path, change: str) -> str:
         ("missing-field", "driver.version: missing field"),
         ("two-states", "driver.version: a fact needs exactly one of"),
         ("bool-for-int", "driver.gpu_count.value: expected int, got bool"),
-        ("newer", "schema_version 99 is newer than this te-doctor understands (1); upgrade"),
-        ("older", "schema_version 0 is older than 1"),
+        ("newer", "schema_version 99 is newer than this te-doctor understands (2); upgrade"),
+        ("older", "schema_version 0 is not a te-doctor schema"),
         ("no-version", "schema_version: missing or not an integer"),
     ],
 )
@@ -99,3 +99,13 @@ def test_unreadable_file(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00\x01")
     with pytest.raises(SnapshotError, match="cannot read snapshot"):
         load(binary)
+
+
+def test_a_schema_1_snapshot_is_upgraded(tmp_path: Path) -> None:
+    """Schema 1 had no smoke section: it loads, marked as recorded without a smoke test."""
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    data["schema_version"] = 1
+    del data["smoke"]
+    snapshot = loads(json.dumps(data))
+    assert snapshot.schema_version == 2
+    assert "before te-doctor had a smoke test" in snapshot.smoke.outcome.reason

@@ -24,7 +24,8 @@ from te_doctor.probes.packages import probe_packages
 from te_doctor.probes.torch_build import probe_torch
 from te_doctor.probes.transformer_engine import probe_transformer_engine
 from te_doctor.redact import scrub_secrets
-from te_doctor.snapshot import SCHEMA_VERSION, Meta, ProbeStatus, Snapshot
+from te_doctor.smoke.result import not_run
+from te_doctor.snapshot import SCHEMA_VERSION, Meta, ProbeStatus, SmokeFacts, Snapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +55,17 @@ PROBES: tuple[Probe, ...] = (
 )
 
 
-def collect_snapshot(ctx: ProbeContext, probes: tuple[Probe, ...] = PROBES) -> Snapshot:
-    """Run ``probes`` against ``ctx`` and return the secret-free snapshot."""
+def collect_snapshot(
+    ctx: ProbeContext,
+    probes: tuple[Probe, ...] = PROBES,
+    *,
+    smoke: SmokeFacts | None = None,
+) -> Snapshot:
+    """Run ``probes`` against ``ctx`` and return the secret-free snapshot.
+
+    ``smoke`` is the smoke test's result when one was run (it is not a probe: it takes
+    seconds, so callers decide).
+    """
     sections: dict[str, Any] = {}
     statuses: list[ProbeStatus] = []
     for probe in probes:
@@ -84,6 +94,7 @@ def collect_snapshot(ctx: ProbeContext, probes: tuple[Probe, ...] = PROBES) -> S
             redacted=False,
         ),
         probes=tuple(statuses),
+        smoke=smoke or not_run("the smoke test was not run (te-doctor probe without --smoke)"),
         **sections,
     )
     return scrub_secrets(snapshot, ctx.env)
