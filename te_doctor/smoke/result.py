@@ -80,7 +80,8 @@ def from_child(
     elif isinstance(error, Mapping):
         stage = str(error.get("stage", stage))
         outcome = "oom" if error.get("type") in _OOM_TYPES else "failed"
-        text = f"{error.get('type', 'Error')}: {error.get('text', '')}".strip()
+        kind, message = str(error.get("type", "Error")), str(error.get("text", ""))
+        text = message if kind in message else f"{kind}: {message}".strip()
     elif not data.get("finished") or returncode != 0:
         outcome, text = (
             "crashed",
