@@ -21,16 +21,28 @@ def load_rule_set(
     return load_rules(rules_dirs, known_paths=[p.id for p in paths]), paths
 
 
-def take_snapshot(snapshot_file: Path | None, python: str | None) -> Snapshot:
-    """Load a saved snapshot, or probe this machine (for ``python`` if given)."""
+def take_snapshot(
+    snapshot_file: Path | None,
+    python: str | None,
+    *,
+    smoke: bool = False,
+    smoke_timeout_s: float = 30.0,
+) -> Snapshot:
+    """Load a saved snapshot, or probe this machine (for ``python`` if given).
+
+    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter.
+    """
     if snapshot_file is not None:
         from te_doctor.snapshot_file import load
 
         return load(snapshot_file)
     from te_doctor.probes import collect_snapshot
     from te_doctor.probes.real import real_context
+    from te_doctor.smoke.runner import run_smoke
 
-    return collect_snapshot(real_context(python))
+    context = real_context(python)
+    facts = run_smoke(context.python.executable, timeout_s=smoke_timeout_s) if smoke else None
+    return collect_snapshot(context, smoke=facts)
 
 
 def run_check(

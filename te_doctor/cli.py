@@ -63,25 +63,24 @@ def cli() -> None:
     metavar="PATH",
     help="Diagnose the packages of another interpreter (e.g. a venv's bin/python).",
 )
+@click.option(
+    "--smoke",
+    is_flag=True,
+    help="Also run the smoke test (real GEMMs in a child process) and record its results.",
+)
 def probe(
     output_format: str,
     output: Path | None,
     redact: bool,
     snapshot_file: Path | None,
     python: str | None,
+    smoke: bool,
 ) -> None:
     """Record every fact about this machine (the bug-report artifact)."""
+    from te_doctor.check import take_snapshot
     from te_doctor.redact import redact_personal
 
-    if snapshot_file is not None:
-        from te_doctor.snapshot_file import load
-
-        snapshot = load(snapshot_file)
-    else:
-        from te_doctor.probes import collect_snapshot
-        from te_doctor.probes.real import real_context
-
-        snapshot = collect_snapshot(real_context(python))
+    snapshot = take_snapshot(snapshot_file, python, smoke=smoke)
     if redact:
         snapshot = redact_personal(snapshot, home=os.environ.get("HOME", ""))
     write(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)

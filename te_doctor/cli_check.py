@@ -70,6 +70,20 @@ RULES_DIR = click.option(
     help="The GPU (physical index) that gpu.* facts describe; default the first visible.",
 )
 @click.option(
+    "--smoke/--no-smoke",
+    default=True,
+    show_default=True,
+    help="Run the real GEMMs in an isolated child process (not with --snapshot).",
+)
+@click.option(
+    "--smoke-timeout",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Kill the smoke child after this long.",
+)
+@click.option(
     "--color",
     default="auto",
     show_default=True,
@@ -88,6 +102,8 @@ def check(
     ignore: tuple[str, ...],
     expect_gpus: int | None,
     device: int | None,
+    smoke: bool,
+    smoke_timeout: float,
     color: str,
     rules_dirs: tuple[Path, ...],
 ) -> None:
@@ -97,9 +113,8 @@ def check(
     from te_doctor.report import GateOptions
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
-    report = run_check(
-        take_snapshot(snapshot_file, python), options, rules_dirs=rules_dirs, device=device
-    )
+    snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
+    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
         color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),

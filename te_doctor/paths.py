@@ -1,20 +1,20 @@
-"""Execution paths (``rules/paths.toml``) and which of them are viable given the findings.
+"""Execution paths (``rules/paths.toml``): what they need, how to enable them, and loading.
 
-A path is ruled out when its ``requires`` condition is false, or when a fired error finding
-lists it in ``blocks``. The recommender builds on this; ``check --require`` gates on it.
+Each path lists its structural prerequisites (``requires``, in the rule condition language),
+the smoke check that proves it on this machine (``verified_by``), and the snippet and
+environment variables that enable it in a training script.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from te_doctor.conditions import Condition, Truth
-from te_doctor.engine import Finding
-from te_doctor.flatten import FlatFacts
-from te_doctor.rules import RuleFileError, Severity, builtin_rules_dir, parse_condition
+from te_doctor.conditions import Condition
+from te_doctor.rules import RuleFileError, builtin_rules_dir, parse_condition
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,6 +22,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 PATHS_FILE = "paths.toml"
+_KEYS = ("id", "title", "families", "requires", "verified_by", "device", "snippet", "env")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +33,10 @@ class ExecutionPath:
     title: str
     families: tuple[str, ...]
     requires: Condition
-
-
-@dataclass(frozen=True, slots=True)
-class PathVerdict:
-    """Whether a path is viable here; ``reasons`` say why not (rule ids or unmet requirements)."""
-
-    id: str
-    title: str
-    families: tuple[str, ...]
-    viable: bool
-    undecided: bool
-    blocked_by_rules: bool
-    reasons: tuple[str, ...]
+    verified_by: str
+    device: str
+    snippet: str
+    env: Mapping[str, str]
 
 
 def load_paths(path: Path | None = None) -> tuple[ExecutionPath, ...]:
@@ -54,24 +46,28 @@ def load_paths(path: Path | None = None) -> tuple[ExecutionPath, ...]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise RuleFileError(f"{path}: cannot load: {exc}") from None
-    result = []
-    for i, entry in enumerate(data.get("path", [])):
-        where = f"{path}: path[{i}]"
-        extra = sorted(set(entry) - {"id", "title", "families", "requires"})
-        if extra:
-            raise RuleFileError(f"{where}: unknown key {extra[0]!r}")
-        try:
-            result.append(
-                ExecutionPath(
-                    id=str(entry["id"]),
-                    title=str(entry["title"]),
-                    families=tuple(entry.get("families", [])),
-                    requires=parse_condition(entry["requires"], f"{where}: requires"),
-                )
-            )
-        except KeyError as exc:
-            raise RuleFileError(f"{where}: missing required key {exc}") from None
-    return tuple(result)
+    return tuple(_path(entry, f"{path}: path[{i}]") for i, entry in enumerate(data.get("path", [])))
+
+
+def _path(entry: Mapping[str, Any], where: str) -> ExecutionPath:
+    extra = sorted(set(entry) - set(_KEYS))
+    if extra:
+        raise RuleFileError(f"{where}: unknown key {extra[0]!r}")
+    missing = [key for key in _KEYS if key not in entry and key != "env"]
+    if missing:
+        raise RuleFileError(f"{where}: missing required key {missing[0]!r}")
+    if entry["device"] not in ("cuda", "cpu"):
+        raise RuleFileError(f"{where}: device: expected 'cuda' or 'cpu'")
+    return ExecutionPath(
+        id=str(entry["id"]),
+        title=str(entry["title"]),
+        families=tuple(entry["families"]),
+        requires=parse_condition(entry["requires"], f"{where}: requires"),
+        verified_by=str(entry["verified_by"]),
+        device=str(entry["device"]),
+        snippet=str(entry["snippet"]).strip(),
+        env={str(k): str(v) for k, v in entry.get("env", {}).items()},
+    )
 
 
 def path_names(paths: Sequence[ExecutionPath]) -> dict[str, tuple[str, ...]]:
@@ -81,36 +77,3 @@ def path_names(paths: Sequence[ExecutionPath]) -> dict[str, tuple[str, ...]]:
         for family in path.families:
             names[family] = (*names.get(family, ()), path.id)
     return names
-
-
-def judge_paths(
-    facts: FlatFacts, findings: Sequence[Finding], paths: Sequence[ExecutionPath]
-) -> tuple[PathVerdict, ...]:
-    """Each path's verdict, in preference order."""
-    blocking: dict[str, list[str]] = {}
-    for finding in findings:
-        if finding.fired and finding.severity is Severity.ERROR:
-            for blocked in finding.blocks:
-                blocking.setdefault(blocked, []).append(finding.rule_id)
-    verdicts = []
-    for path in paths:
-        truth, _unknown = path.requires.evaluate(facts)
-        unmet = tuple(
-            f"needs {leaf.text}"
-            for leaf in path.requires.all
-            if leaf.evaluate(facts)[0] is Truth.FALSE
-        )
-        # A rule that blocks the path explains it better than the bare requirement does.
-        reasons = tuple(blocking.get(path.id, ())) or unmet
-        verdicts.append(
-            PathVerdict(
-                id=path.id,
-                title=path.title,
-                families=path.families,
-                blocked_by_rules=bool(blocking.get(path.id)),
-                viable=truth is Truth.TRUE and not blocking.get(path.id),
-                undecided=truth is Truth.UNKNOWN and not blocking.get(path.id),
-                reasons=reasons,
-            )
-        )
-    return tuple(verdicts)

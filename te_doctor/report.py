@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from te_doctor.engine import Finding, Outcome, evaluate
 from te_doctor.errors import TeDoctorError
 from te_doctor.flatten import FlatFacts
-from te_doctor.paths import ExecutionPath, PathVerdict, judge_paths, path_names
+from te_doctor.paths import ExecutionPath, path_names
+from te_doctor.recommend import PathVerdict, Recommendation, recommend
 from te_doctor.rules import Rule, Severity
 from te_doctor.snapshot import ProbeStatus, Snapshot
 
@@ -57,8 +58,7 @@ class Report:
     te_doctor_version: str
     machine: Machine
     findings: tuple[Finding, ...]
-    paths: tuple[PathVerdict, ...]
-    best_path: str
+    recommendation: Recommendation
     gate: Gate
     options: GateOptions
     probe_errors: tuple[ProbeStatus, ...]
@@ -85,16 +85,14 @@ def build_report(
     ignored = set(options.ignore)
     active = [r for r in rules if r.id not in ignored and r.name not in ignored]
     findings = evaluate(facts, active)
-    verdicts = judge_paths(facts, findings, paths)
-    best = next((v.id for v in verdicts if v.viable), "")
+    recommendation = recommend(facts, findings, snapshot.smoke, paths)
     return Report(
         schema=REPORT_SCHEMA,
         te_doctor_version=version,
         machine=_machine(facts, snapshot),
         findings=findings,
-        paths=verdicts,
-        best_path=best,
-        gate=_gate(facts, findings, verdicts, paths, options),
+        recommendation=recommendation,
+        gate=_gate(facts, findings, recommendation.ranking, paths, options),
         options=options,
         probe_errors=tuple(p for p in snapshot.probes if p.state == "error"),
     )

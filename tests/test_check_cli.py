@@ -36,7 +36,7 @@ def test_this_machine_gets_a_clear_verdict() -> None:
     assert result.returncode == 1, result.stderr
     assert "FP8: not possible here (TED101" in result.stdout
     assert "no-visible-gpu" in result.stdout and "fix:" in result.stdout
-    assert "Best path now:" in result.stdout
+    assert "Use: nothing runs here yet; closest: cpu" in result.stdout
     assert te_doctor("check", "--fail-on", "never").returncode == 0
 
 
@@ -59,7 +59,7 @@ def test_every_fixture_in_every_format(fixture: Path, output_format: str) -> Non
     elif output_format == "markdown":
         assert out.startswith("## te-doctor check: PASS")
     else:
-        assert "Verdict: PASS" in out and "Execution paths" in out
+        assert "Verdict: PASS" in out and "Execution paths" in out and "Use: " in out
 
 
 def test_gate_options() -> None:

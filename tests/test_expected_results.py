@@ -1,4 +1,4 @@
-"""Each recorded machine has a reviewed expected result: rules fired, undecided, best path, gate."""
+"""Each recorded machine has a reviewed expected result: rules, recommendation, gate verdict."""
 
 from __future__ import annotations
 
@@ -33,5 +33,6 @@ def test_fixture_result_matches_expectation(slug: str) -> None:
     undecided = sorted(f.rule_id for f in report.findings if f.outcome is Outcome.UNDECIDED)
     assert fired == expected["fired"]
     assert undecided == expected["undecided"]
-    assert report.best_path == expected["best_path"]
+    assert report.recommendation.path == expected["recommended"]
+    assert report.recommendation.verification == expected["verification"]
     assert report.gate.passed is expected["gate_passed"]

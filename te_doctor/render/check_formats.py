@@ -27,7 +27,7 @@ def render_check_markdown(report: Report, style: Style) -> str:
         f"- GPUs: {machine.gpus}",
         f"- Driver: {machine.driver}; torch: {machine.torch}; "
         f"Transformer Engine: {machine.transformer_engine}",
-        f"- Best execution path now: `{report.best_path or 'none'}`",
+        f"- Best execution path now: `{report.recommendation.path or 'none'}`",
     ]
     lines += [f"- Gate: {reason}" for reason in report.gate.reasons]
     shown = [f for f in report.findings if f.outcome is Outcome.FIRED or style.verbose]
@@ -42,7 +42,7 @@ def render_check_markdown(report: Report, style: Style) -> str:
     lines += ["", "| Path | Viable | Why not |", "|---|---|---|"]
     lines += [
         f"| `{v.id}` | {'yes' if v.viable else 'no'} | {_cell('; '.join(v.reasons))} |"
-        for v in report.paths
+        for v in report.recommendation.ranking
     ]
     return "\n".join(lines) + "\n"
 

@@ -37,14 +37,13 @@ def render_check_text(report: Report, style: Style) -> str:
         lines.append(f"{style.mark('undecided')} probe {probe.name} failed: {probe.detail}")
     lines += ["", "Execution paths (best first):"]
     lines += _paths(report, style)
-    lines += ["", _best(report)]
-    lines.append(_verdict(report, style))
+    lines += ["", _verdict(report, style), *_recommendation(report, style)]
     return "\n".join(lines) + "\n"
 
 
 def _headline(report: Report, style: Style) -> str:
     """FP8 ready or not, in one line, with the rules that decide it."""
-    fp8 = [v for v in report.paths if "fp8" in v.families]
+    fp8 = [v for v in report.recommendation.ranking if "fp8" in v.families]
     ready = [v.id for v in fp8 if v.viable]
     if ready:
         return style.paint(f"FP8: possible here ({', '.join(ready)})", "ok")
@@ -53,17 +52,21 @@ def _headline(report: Report, style: Style) -> str:
     return style.paint(f"FP8: not possible here ({why or 'facts missing'})", "error")
 
 
-def _best(report: Report) -> str:
-    """The best viable path; when none is, the closest one and what it still needs."""
-    best = next((v for v in report.paths if v.id == report.best_path), None)
-    if best is not None:
-        return f"Best path now: {best.id}: {best.title}"
-    closest = next((v for v in report.paths if not v.blocked_by_rules and v.reasons), None)
-    if closest is None:
-        return "Best path now: none is viable here"
-    return (
-        f"Best path now: none is viable; closest: {closest.id}, which {'; '.join(closest.reasons)}"
-    )
+def _recommendation(report: Report, style: Style) -> list[str]:
+    """The last thing a user reads: what to use, how sure we are, and what to paste."""
+    chosen = report.recommendation
+    if not chosen.path:
+        closest = next((v for v in chosen.ranking if not v.blocked_by_rules and v.reasons), None)
+        tail = f"; closest: {closest.id}, which {'; '.join(closest.reasons)}" if closest else ""
+        return [style.paint(f"Use: nothing runs here yet{tail}", "error")]
+    if chosen.verification == "verified":
+        proof = f"Verified here: {chosen.evidence}."
+    else:
+        proof = "Predicted from the rules (the smoke test did not run or did not cover this path)."
+    lines = [style.paint(f"Use: {chosen.path}: {chosen.title}. {proof}", "ok")]
+    lines += [f"    {line}" for line in chosen.snippet.splitlines()]
+    lines += [f"    export {name}={value}" for name, value in chosen.env.items()]
+    return lines
 
 
 def _paths(report: Report, style: Style) -> list[str]:
@@ -76,8 +79,8 @@ def _paths(report: Report, style: Style) -> list[str]:
     group: list[str] = []
     group_why = ""
     better = True
-    for verdict in report.paths:
-        better = better and verdict.id != report.best_path
+    for verdict in report.recommendation.ranking:
+        better = better and verdict.id != report.recommendation.path
         shown = not verdict.viable and (better or style.verbose)
         why = "; ".join(f"{r} {names[r]}" if r in names else r for r in verdict.reasons)
         if group and (not shown or why != group_why):

@@ -1,0 +1,112 @@
+"""The recommender: the best execution path that works here, and why better ones do not.
+
+Pure: a function of the facts, the findings, the smoke results and the paths. A path is
+ruled out when a fired error finding blocks it, when its requirements are false, or when its
+smoke check ran and failed. The first remaining path wins; it is "verified" when its smoke
+check passed on this machine, "predicted" otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from te_doctor.conditions import Truth
+from te_doctor.engine import Finding
+from te_doctor.flatten import FlatFacts
+from te_doctor.paths import ExecutionPath
+from te_doctor.rules import Severity
+from te_doctor.snapshot import SmokeCheck, SmokeFacts
+
+
+@dataclass(frozen=True, slots=True)
+class PathVerdict:
+    """Whether a path is viable here, how sure we are, and every reason it is not."""
+
+    id: str
+    title: str
+    families: tuple[str, ...]
+    viable: bool
+    verification: str
+    evidence: str
+    blocked_by_rules: bool
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """The path to use, how to enable it, and the whole ranking behind the choice."""
+
+    path: str
+    title: str
+    verification: str
+    evidence: str
+    snippet: str
+    env: Mapping[str, str]
+    ranking: tuple[PathVerdict, ...]
+
+
+def recommend(
+    facts: FlatFacts,
+    findings: Sequence[Finding],
+    smoke: SmokeFacts,
+    paths: Sequence[ExecutionPath],
+) -> Recommendation:
+    """Rank every path and pick the first viable one."""
+    blocking: dict[str, list[str]] = {}
+    for finding in findings:
+        if finding.fired and finding.severity is Severity.ERROR:
+            for blocked in finding.blocks:
+                blocking.setdefault(blocked, []).append(finding.rule_id)
+    checks = {(c.name, _device_kind(c.device)): c for c in smoke.checks}
+    ranking = tuple(_judge(path, facts, blocking.get(path.id, []), checks) for path in paths)
+    best = next((v for v in ranking if v.viable), None)
+    chosen = next((p for p in paths if best is not None and p.id == best.id), None)
+    if best is None or chosen is None:
+        return Recommendation("", "", "none-viable", "", "", {}, ranking)
+    return Recommendation(
+        best.id, best.title, best.verification, best.evidence, chosen.snippet, chosen.env, ranking
+    )
+
+
+def _judge(
+    path: ExecutionPath,
+    facts: FlatFacts,
+    blockers: list[str],
+    checks: Mapping[tuple[str, str], SmokeCheck],
+) -> PathVerdict:
+    truth, _unknown = path.requires.evaluate(facts)
+    unmet = tuple(
+        f"needs {leaf.text}" for leaf in path.requires.all if leaf.evaluate(facts)[0] is Truth.FALSE
+    )
+    check = checks.get((path.verified_by, path.device))
+    failed = check is not None and check.status in ("failed", "numerics")
+    smoke_reason = (
+        (f"smoke check {check.name} {check.status}: {check.detail}",) if failed and check else ()
+    )
+    # A rule that blocks the path explains it better than the bare requirement does.
+    reasons = tuple(blockers) or smoke_reason or unmet
+    viable = truth is Truth.TRUE and not blockers and not failed
+    verified = viable and check is not None and check.status == "ok"
+    return PathVerdict(
+        id=path.id,
+        title=path.title,
+        families=path.families,
+        viable=viable,
+        verification="verified" if verified else "predicted" if viable else "ruled-out",
+        evidence=_evidence(check) if verified and check else "",
+        blocked_by_rules=bool(blockers),
+        reasons=reasons if not viable else (),
+    )
+
+
+def _device_kind(device: str) -> str:
+    return "cuda" if device.startswith("cuda") else device
+
+
+def _evidence(check: SmokeCheck) -> str:
+    error = check.rel_error.value
+    measured = (
+        f"rel. error {error:.2%} (tolerance {check.tolerance:.0%})" if error is not None else "ran"
+    )
+    return f"smoke GEMM {check.name} on {check.device}: {measured}"
