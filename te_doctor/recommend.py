@@ -106,7 +106,14 @@ def _device_kind(device: str) -> str:
 
 def _evidence(check: SmokeCheck) -> str:
     error = check.rel_error.value
-    measured = (
-        f"rel. error {error:.2%} (tolerance {check.tolerance:.0%})" if error is not None else "ran"
+    if error is None:
+        return f"smoke GEMM {check.name} on {check.device} ran"
+    return (
+        f"smoke GEMM {check.name} on {check.device}: relative error {_ratio(error)} "
+        f"(tolerance {_ratio(check.tolerance)})"
     )
-    return f"smoke GEMM {check.name} on {check.device}: {measured}"
+
+
+def _ratio(value: float) -> str:
+    """0.042 -> "4.2%"; tiny values in scientific notation rather than "0.00%"."""
+    return f"{value:.1%}" if value >= 1e-3 else f"{value:.1e}"

@@ -15,7 +15,7 @@ from te_doctor.flatten import FlatFacts
 from te_doctor.paths import ExecutionPath, path_names
 from te_doctor.recommend import PathVerdict, Recommendation, recommend
 from te_doctor.rules import Rule, Severity
-from te_doctor.snapshot import ProbeStatus, Snapshot
+from te_doctor.snapshot import ProbeStatus, SmokeFacts, Snapshot
 
 REPORT_SCHEMA = "te-doctor/report/v1"
 FAIL_ON = ("error", "warning", "never")
@@ -59,6 +59,7 @@ class Report:
     machine: Machine
     findings: tuple[Finding, ...]
     recommendation: Recommendation
+    smoke: SmokeFacts
     gate: Gate
     options: GateOptions
     probe_errors: tuple[ProbeStatus, ...]
@@ -92,6 +93,7 @@ def build_report(
         machine=_machine(facts, snapshot),
         findings=findings,
         recommendation=recommendation,
+        smoke=snapshot.smoke,
         gate=_gate(facts, findings, recommendation.ranking, paths, options),
         options=options,
         probe_errors=tuple(p for p in snapshot.probes if p.state == "error"),

@@ -145,6 +145,8 @@ class FakeMachine:
         self.runner = FakeRunner()
         self.nvml: Any = no_driver_nvml()
         self.sys_path: list[str] = [SITE]
+        #: What the smoke child would write on this machine (None: the smoke test is not run).
+        self.smoke: dict[str, Any] | None = None
         self.prefix = "/usr"
         self.system = SystemInfo(
             hostname="gpu-node-07",

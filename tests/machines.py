@@ -28,9 +28,11 @@ import pynvml
 
 from te_doctor.probes import collect_snapshot
 from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
+from te_doctor.smoke.result import from_child
 from te_doctor.snapshot_file import dumps
 from tests.elf_builder import fatbin
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml
+from tests.smoke_results import check, child_result, te_support
 
 FIXTURE_DIR = Path(__file__).parent / "fixtures"
 #: The fixed values that replace the fields that change from one run to the next.
@@ -1128,6 +1130,149 @@ def wedged_driver(m: FakeMachine) -> None:
     )
 
 
+CUDNN_PIP = "/opt/venvs/train/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
+H100_SUPPORT = te_support(
+    fp8="",
+    mxfp8="Device compute capability 10.0 or higher required for MXFP8 execution.",
+    fp8_block="FP8 block scaled GEMM requires Hopper and CUDA >= 12.9.",
+    nvfp4="Device compute capability 10.0 or higher required for NVFP4 execution.",
+    bf16="",
+)
+
+
+def h100_smoke_verified(m: FakeMachine) -> None:
+    """The healthy H100 node with its smoke test: every FP8 path it supports verified."""
+    h100_cuda12_te_ok(m)
+    gpu = "cuda:0"
+    skipped = "TE reports it unsupported here"
+    m.smoke = child_result(
+        [
+            check("cpu", "cpu"),
+            check("torch-fp32", gpu),
+            check("torch-amp-bf16", gpu),
+            check("torch-amp-fp16", gpu),
+            check("torch-fp8", gpu),
+            check("te-bf16", gpu),
+            check("te-fp16", gpu),
+            check("te-fp8-delayed", gpu),
+            check("te-fp8-current", gpu),
+            check("te-fp8-block", gpu, "skipped", skipped),
+            check("te-mxfp8", gpu, "skipped", skipped),
+            check("te-nvfp4", gpu, "skipped", skipped),
+        ],
+        cuda=True,
+        capability="9.0",
+        cudnn="9.1.0",
+        te_support=H100_SUPPORT,
+        libraries=[{"name": "cudnn", "path": CUDNN_PIP, "version": "9", "origin": "pip"}],
+    )
+
+
+def h100_fp8_gemm_fails(m: FakeMachine) -> None:
+    """TE imports and says FP8 is supported, but cuBLASLt refuses every FP8 GEMM at run time."""
+    h100_cuda12_te_ok(m)
+    gpu = "cuda:0"
+    refused = "RuntimeError: CUBLAS_STATUS_NOT_SUPPORTED when calling cublasLtMatmul"
+    skipped = "TE reports it unsupported here"
+    m.smoke = child_result(
+        [
+            check("cpu", "cpu"),
+            check("torch-fp32", gpu),
+            check("torch-amp-bf16", gpu),
+            check("torch-amp-fp16", gpu),
+            check("torch-fp8", gpu, "failed", refused),
+            check("te-bf16", gpu),
+            check("te-fp16", gpu),
+            check("te-fp8-delayed", gpu, "failed", refused),
+            check("te-fp8-current", gpu, "failed", refused),
+            check("te-fp8-block", gpu, "skipped", skipped),
+            check("te-mxfp8", gpu, "skipped", skipped),
+            check("te-nvfp4", gpu, "skipped", skipped),
+        ],
+        cuda=True,
+        capability="9.0",
+        cudnn="9.1.0",
+        te_support=H100_SUPPORT,
+    )
+
+
+def l40s_no_te(m: FakeMachine) -> None:
+    """An L40S inference box with torch 2.5.1 but no TE: torch's own FP8 is what works."""
+    slug = "l40s-no-te"
+    host(m, hostname="inference-l40s-3", kernel="6.8.0-51-generic", cpus=64, mem_kib=264041278)
+    devices = gpus(
+        slug,
+        "NVIDIA L40S",
+        (8, 9),
+        46068,
+        ("00000000:01:00.0",),
+        serial_prefix="132352311",
+        persistence=0,
+    )
+    nvidia_driver(m, "550.127.05", 12040, devices)
+    ldconfig(m)
+    site = venv(m, "/srv/app/.venv")
+    install_torch(m, site, TORCH_2_5_1_CU124)
+    gpu = "cuda:0"
+    no_te = "Transformer Engine is not installed"
+    m.smoke = child_result(
+        [
+            check("cpu", "cpu"),
+            check("torch-fp32", gpu),
+            check("torch-amp-bf16", gpu),
+            check("torch-amp-fp16", gpu),
+            check("torch-fp8", gpu),
+        ]
+        + [
+            check(name, "", "skipped", no_te)
+            for name in (
+                "te-bf16",
+                "te-fp16",
+                "te-fp8-delayed",
+                "te-fp8-current",
+                "te-fp8-block",
+                "te-mxfp8",
+                "te-nvfp4",
+            )
+        ],
+        cuda=True,
+        capability="8.9",
+        cudnn="9.1.0",
+    )
+
+
+def no_gpu_laptop_smoke(m: FakeMachine) -> None:
+    """The GPU-less laptop with its smoke test: FP32 and torch's FP8 GEMM run on the CPU."""
+    no_gpu_laptop(m)
+    no_cuda = "no CUDA device"
+    m.smoke = child_result(
+        [check("cpu", "cpu"), check("torch-fp8", "cpu")]
+        + [
+            check(name, "", "skipped", no_cuda)
+            for name in (
+                "torch-fp32",
+                "torch-amp-bf16",
+                "torch-amp-fp16",
+                "te-bf16",
+                "te-fp16",
+                "te-fp8-delayed",
+                "te-fp8-current",
+                "te-fp8-block",
+                "te-mxfp8",
+                "te-nvfp4",
+            )
+        ],
+        cuda=False,
+    )
+
+
+#: Machines recorded twice, once more with a smoke test: they share their GPUs (and UUIDs).
+SAME_MACHINE_WITH_SMOKE = {
+    "h100-smoke-verified": "h100-cuda12-te-ok",
+    "h100-fp8-gemm-fails": "h100-cuda12-te-ok",
+    "no-gpu-laptop-smoke": "no-gpu-laptop",
+}
+
 MACHINES: dict[str, Callable[[FakeMachine], None]] = {
     "h100-cuda12-te-ok": h100_cuda12_te_ok,
     "a100": a100,
@@ -1142,6 +1287,10 @@ MACHINES: dict[str, Callable[[FakeMachine], None]] = {
     "two-te-variants": two_te_variants,
     "ngc-container": ngc_container,
     "wedged-driver": wedged_driver,
+    "h100-smoke-verified": h100_smoke_verified,
+    "h100-fp8-gemm-fails": h100_fp8_gemm_fails,
+    "l40s-no-te": l40s_no_te,
+    "no-gpu-laptop-smoke": no_gpu_laptop_smoke,
 }
 
 
@@ -1158,7 +1307,18 @@ def record(slug: str, root: Path) -> str:
     """The normalised snapshot JSON of machine ``slug``, laid out under the empty dir ``root``."""
     machine = FakeMachine(root)
     MACHINES[slug](machine)
-    snapshot = collect_snapshot(machine.context())
+    context = machine.context()
+    smoke = None
+    if machine.smoke is not None:
+        smoke = from_child(
+            machine.smoke,
+            returncode=0,
+            stderr="",
+            python=context.python.executable,
+            duration_ms=850.0,
+            timeout_s=30.0,
+        )
+    snapshot = collect_snapshot(context, smoke=smoke)
     snapshot = dataclasses.replace(
         snapshot,
         meta=dataclasses.replace(

@@ -29,6 +29,7 @@ from tests.machines import (
     FIXED_TE_DOCTOR_VERSION,
     FIXTURE_DIR,
     MACHINES,
+    SAME_MACHINE_WITH_SMOKE,
     fixture_path,
     record,
 )
@@ -116,7 +117,8 @@ def test_fixture_is_normalised_and_every_probe_ran(slug: str) -> None:
 
 
 def test_gpu_uuids_and_serials_are_distinct_across_all_machines() -> None:
-    gpus = [gpu for slug in SLUGS for gpu in snapshot_of(slug).gpus]
+    originals = [slug for slug in SLUGS if slug not in SAME_MACHINE_WITH_SMOKE]
+    gpus = [gpu for slug in originals for gpu in snapshot_of(slug).gpus]
     uuids = [known(gpu.uuid) for gpu in gpus]
     serials = [gpu.serial.value for gpu in gpus if gpu.serial.known]
     assert len(set(uuids)) == len(uuids) > 40
@@ -319,6 +321,41 @@ def wedged_driver(s: Snapshot) -> None:
     assert any("nvidia-smi: did not answer" in line for line in driver.evidence)
 
 
+def smoke_statuses(s: Snapshot) -> dict[str, str]:
+    return {(c.name): c.status for c in s.smoke.checks}
+
+
+def h100_smoke_verified(s: Snapshot) -> None:
+    h100_cuda12_te_ok(s)
+    assert known(s.smoke.outcome) == "ok"
+    statuses = smoke_statuses(s)
+    assert statuses["te-fp8-current"] == statuses["te-fp8-delayed"] == "ok"
+    assert statuses["te-mxfp8"] == "skipped"  # TE refuses MXFP8 below compute capability 10.0
+    assert known(s.smoke.torch_device_capability) == "9.0"
+
+
+def h100_fp8_gemm_fails(s: Snapshot) -> None:
+    assert known(s.smoke.outcome) == "failed" and known(s.smoke.stage) == "gemm"
+    assert "CUBLAS_STATUS_NOT_SUPPORTED" in known(s.smoke.error_text)
+    statuses = smoke_statuses(s)
+    assert statuses["te-fp8-current"] == statuses["torch-fp8"] == "failed"
+    assert statuses["te-bf16"] == "ok"
+
+
+def l40s_no_te(s: Snapshot) -> None:
+    assert known(s.gpus[0].compute_capability) == "8.9"
+    assert s.transformer_engine.version.state is FactState.ABSENT
+    assert smoke_statuses(s)["torch-fp8"] == "ok"
+    assert smoke_statuses(s)["te-fp8-current"] == "skipped"
+
+
+def no_gpu_laptop_smoke(s: Snapshot) -> None:
+    no_gpu_laptop(s)
+    assert known(s.smoke.torch_cuda_available) is False
+    cpu = {c.name: c for c in s.smoke.checks if c.device == "cpu"}
+    assert cpu["torch-fp8"].status == cpu["cpu"].status == "ok"
+
+
 TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "h100-cuda12-te-ok": h100_cuda12_te_ok,
     "a100": a100,
@@ -333,6 +370,10 @@ TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "two-te-variants": two_te_variants,
     "ngc-container": ngc_container,
     "wedged-driver": wedged_driver,
+    "h100-smoke-verified": h100_smoke_verified,
+    "h100-fp8-gemm-fails": h100_fp8_gemm_fails,
+    "l40s-no-te": l40s_no_te,
+    "no-gpu-laptop-smoke": no_gpu_laptop_smoke,
 }
 
 

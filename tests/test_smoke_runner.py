@@ -93,3 +93,10 @@ def test_an_interpreter_that_cannot_start() -> None:
     facts = run_smoke("/nonexistent/python", child=CHILDREN / "ok.py")
     assert facts.outcome.value == "crashed"
     assert "cannot start" in (facts.error_text.value or "")
+
+
+def test_the_gemm_that_crashed_the_child_is_a_failed_check() -> None:
+    facts = smoke("segfault")
+    assert "(in the te-fp8-current check)" in (facts.error_text.value or "")
+    (crashed,) = facts.checks
+    assert (crashed.name, crashed.device, crashed.status) == ("te-fp8-current", "cuda:0", "failed")

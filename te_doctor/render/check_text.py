@@ -35,6 +35,7 @@ def render_check_text(report: Report, style: Style) -> str:
         lines += _area(area, [f for f in report.findings if f.category in categories], style)
     for probe in report.probe_errors:
         lines.append(f"{style.mark('undecided')} probe {probe.name} failed: {probe.detail}")
+    lines += _smoke(report, style)
     lines += ["", "Execution paths (best first):"]
     lines += _paths(report, style)
     lines += ["", _verdict(report, style), *_recommendation(report, style)]
@@ -47,9 +48,38 @@ def _headline(report: Report, style: Style) -> str:
     ready = [v.id for v in fp8 if v.viable]
     if ready:
         return style.paint(f"FP8: possible here ({', '.join(ready)})", "ok")
-    rules = sorted({r for v in fp8 for r in v.reasons if not r.startswith("needs ")})
-    why = ", ".join(rules) if rules else "; ".join(dict.fromkeys(r for v in fp8 for r in v.reasons))
+    reasons = [r for v in fp8 for r in v.reasons]
+    rules = sorted({r for r in reasons if r[:3].isupper() and r[3:].isdigit()})
+    smoke = sorted({r.split(":")[0] for r in reasons if r.startswith("smoke check")})
+    why = ", ".join(rules + smoke) or "; ".join(dict.fromkeys(reasons))
     return style.paint(f"FP8: not possible here ({why or 'facts missing'})", "error")
+
+
+def _smoke(report: Report, style: Style) -> list[str]:
+    """What the real GEMMs did, each against its FP32 reference (skipped ones with --verbose)."""
+    smoke = report.smoke
+    if not smoke.outcome.known:
+        return ["", f"Smoke test: not run ({smoke.outcome.reason})"]
+    lines = [
+        "",
+        f"Smoke test ({smoke.outcome.value}, {smoke.duration_ms / 1000:.1f} s, {smoke.python}):",
+    ]
+    if smoke.outcome.value != "ok" and smoke.stage.known:
+        first = (smoke.error_text.value or "").strip().splitlines()[-1:] or [""]
+        lines.append(f"  {style.mark('error')} stage {smoke.stage.value}: {first[0][:200]}")
+    for check in smoke.checks:
+        if check.status == "skipped" and not style.verbose:
+            continue
+        kind = {"ok": "ok", "skipped": "info"}.get(check.status, "error")
+        error = check.rel_error.value
+        measured = (
+            f"relative error {error:.2e} vs FP32 (tolerance {check.tolerance:g})"
+            if error is not None
+            else check.detail[:160]
+        )
+        where = f"{check.name} on {check.device or '-'}"
+        lines.append(f"  {style.mark(kind)} {where}: {check.status}, {measured}")
+    return lines
 
 
 def _recommendation(report: Report, style: Style) -> list[str]:

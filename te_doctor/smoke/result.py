@@ -90,6 +90,22 @@ def from_child(
     else:
         outcome, text = "ok", ""
     checks = tuple(_check(item) for item in _list(data, "checks"))
+    running = str(data.get("running_check") or "") if data else ""
+    if outcome in ("signal", "timeout") and stage == "gemm" and running:
+        # The GEMM that took the child down rules its own path out, like any failed check.
+        text += f" (in the {running} check)"
+        on_gpu = bool((data or {}).get("torch", {}).get("cuda_available")) and running != "cpu"
+        crashed = SmokeCheck(
+            name=running,
+            device="cuda:0" if on_gpu else "cpu",
+            status="failed",
+            max_abs_error=Fact.absent("crashed", SOURCE),
+            rel_error=Fact.absent("crashed", SOURCE),
+            tolerance=0.0,
+            detail=text.splitlines()[0],
+            duration_ms=0.0,
+        )
+        checks = (*checks, crashed)
     broken = [c for c in checks if c.status in ("failed", "numerics")]
     if outcome == "ok" and broken:
         # A GEMM that was attempted (its support check passed) and failed is a failure.
