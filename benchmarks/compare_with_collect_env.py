@@ -1,16 +1,19 @@
-"""Time ``te-doctor probe`` against PyTorch's ``collect_env`` for one interpreter, side by side.
+"""Time te-doctor against PyTorch's ``collect_env`` for one interpreter, side by side.
 
-What is timed, for both, is the wall time of a whole process, interpreter start-up included:
+What is timed, for every command, is the wall time of a whole process, start-up included:
 
-- te-doctor: ``<this python> -m te_doctor probe --format json --python PATH``, which asks PATH
-  only for its search path and reads its packages from disk (nothing imported);
-- collect_env: ``PATH -m torch.utils.collect_env``, which imports torch in PATH.
+- ``te-doctor probe --python PATH``: asks PATH only for its search path and reads its packages
+  from disk (nothing imported);
+- ``te-doctor check --no-smoke --python PATH``: the probe plus every rule;
+- ``te-doctor check --python PATH``: the same plus the smoke test, a child of PATH that imports
+  torch (and TE) and runs the real GEMMs;
+- ``PATH -m torch.utils.collect_env``: imports torch in PATH.
 
-Runs alternate (te-doctor first on even rounds, collect_env first on odd ones), so drift in
-machine load hits both alike. PATH defaults to the broken-TE venv that
-``tests/test_real_installs.py`` builds, when it exists, else this interpreter.
+Runs rotate the order each round, so drift in machine load hits all alike. PATH defaults to
+the broken-TE venv that ``tests/test_real_installs.py`` builds, when it exists, else this
+interpreter.
 
-Usage: ``python benchmarks/probe_vs_collect_env.py [--python PATH] [--repeat N]``.
+Usage: ``python benchmarks/compare_with_collect_env.py [--python PATH] [--repeat N]``.
 Exit status 2 when torch is not installed for PATH.
 """
 
@@ -71,15 +74,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"torch is not installed for {python}: collect_env cannot run", file=sys.stderr)
         return 2
 
+    te_doctor = [sys.executable, "-m", "te_doctor"]
+    check = [*te_doctor, "check", "--fail-on", "never", "--python", python]
     commands = {
-        "te-doctor probe": [sys.executable, "-m", "te_doctor", "probe", "--format", "json"]
-        + ["--python", python],
+        "te-doctor probe": [*te_doctor, "probe", "--format", "json", "--python", python],
+        "check --no-smoke": [*check, "--no-smoke"],
+        "check (smoke)": check,
         "torch collect_env": [python, "-m", "torch.utils.collect_env"],
     }
     times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
     for round_ in range(args.repeat):
-        order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
-        for name in order:
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
             times[name].append(wall_time(commands[name]))
 
     print(f"interpreter: {python}")
@@ -89,10 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{name:<20}{statistics.median(samples):>9.3f}{min(samples):>9.3f}{max(samples):>9.3f}"
         )
-    ratio = statistics.median(times["torch collect_env"]) / statistics.median(
-        times["te-doctor probe"]
-    )
-    print(f"collect_env / te-doctor (medians): {ratio:.1f}x")
+    baseline = statistics.median(times["torch collect_env"])
+    for name in names[:-1]:
+        print(f"{name} / collect_env (medians): {statistics.median(times[name]) / baseline:.2f}x")
     return 0
 
 
