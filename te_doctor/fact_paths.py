@@ -121,6 +121,7 @@ FACT_TYPES: Mapping[str, FactSpec] = {
         STR, "where it stopped: import-torch, device, import-te, te-support, gemm"
     ),
     "smoke.error_text": FactSpec(TEXT, "exception text, failed GEMM details or stderr tail"),
+    "smoke.error_line": FactSpec(STR, "the last line of smoke.error_text (the exception itself)"),
     "smoke.torch_cuda_available": FactSpec(BOOL, "torch.cuda.is_available() in the child"),
     "smoke.torch_device_capability": FactSpec(CC, "compute capability as torch sees device 0"),
     "smoke.torch_cudnn_version": FactSpec(VER, "torch.backends.cudnn.version() in the child"),

@@ -216,6 +216,7 @@ def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
         "smoke.outcome": smoke.outcome,
         "smoke.stage": smoke.stage,
         "smoke.error_text": smoke.error_text,
+        "smoke.error_line": _last_line(smoke.error_text),
         "smoke.torch_cuda_available": smoke.torch_cuda_available,
         "smoke.torch_device_capability": smoke.torch_device_capability,
         "smoke.torch_cudnn_version": smoke.torch_cudnn_version,
@@ -245,6 +246,13 @@ def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
         }
     )
     return values
+
+
+def _last_line(text: Fact[str]) -> Fact[str]:
+    if text.value is None:
+        return text
+    lines = [line.strip() for line in text.value.splitlines() if line.strip()]
+    return Fact.of(lines[-1][:300] if lines else "", DERIVED)
 
 
 def _gpu_aggregates(
