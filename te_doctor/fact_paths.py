@@ -128,5 +128,7 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "smoke.verified": FactSpec(LIST, "smoke checks (path ids) that ran and matched FP32"),
     "smoke.failed_checks": FactSpec(LIST, "smoke checks that raised"),
     "smoke.numerics_failures": FactSpec(LIST, "smoke checks whose error exceeded the tolerance"),
+    "smoke.failed_check_count": FactSpec(INT, "how many smoke checks raised"),
+    "smoke.numerics_failure_count": FactSpec(INT, "how many smoke checks gave wrong numbers"),
     "smoke.loaded_cudnn_copies": FactSpec(INT, "directories libcudnn was loaded from in the child"),
 }

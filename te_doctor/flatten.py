@@ -242,6 +242,12 @@ def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
             "smoke.verified": names("ok"),
             "smoke.failed_checks": names("failed"),
             "smoke.numerics_failures": names("numerics"),
+            "smoke.failed_check_count": Fact.of(
+                sum(c.status == "failed" for c in smoke.checks), DERIVED
+            ),
+            "smoke.numerics_failure_count": Fact.of(
+                sum(c.status == "numerics" for c in smoke.checks), DERIVED
+            ),
             "smoke.loaded_cudnn_copies": Fact.of(len(cudnn_dirs), DERIVED),
         }
     )

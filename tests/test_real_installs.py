@@ -129,3 +129,51 @@ def test_probe_is_fast(venv_python: Path) -> None:
         probe(venv_python, "json")
         durations.append(time.perf_counter() - start)
     assert statistics.median(durations) < 1.5, durations
+
+
+def check(python: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    """``te-doctor check --python PATH --format json`` (smoke test included), parsed."""
+    import json
+
+    result = subprocess.run(
+        [sys.executable, "-m", "te_doctor", "check", "--python", str(python), "--format", "json"]
+        + ["--fail-on", "never", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    data: dict[str, object] = json.loads(result.stdout)
+    return data
+
+
+def fired(report: dict[str, object]) -> set[str]:
+    findings = report["findings"]
+    assert isinstance(findings, list)
+    return {f["rule_id"] for f in findings if f["outcome"] == "fired"}
+
+
+def test_check_names_the_cause_and_recommends_what_works(venv_python: Path) -> None:
+    """The real import failure is caught by the smoke test, explained, and routed around."""
+    report = check(venv_python)
+    assert {"TED801", "TED705", "TED301"} <= fired(report)  # import failed; cuDNN is the cause
+    smoke = report["smoke"]
+    assert isinstance(smoke, dict)
+    assert smoke["outcome"]["value"] == "failed" and smoke["stage"]["value"] == "import-te"
+    recommendation = report["recommendation"]
+    assert isinstance(recommendation, dict)
+    assert recommendation["path"] == "cpu" and recommendation["verification"] == "verified"
+
+
+def test_wrong_fp8_numbers_are_reported_as_a_numerics_failure(venv_python: Path) -> None:
+    import os
+
+    report = check(venv_python, env={**os.environ, "TE_DOCTOR_SMOKE_FAULT": "wrong-scale"})
+    assert "TED806" in fired(report)
+    smoke = report["smoke"]
+    assert isinstance(smoke, dict)
+    statuses = {c["name"]: c["status"] for c in smoke["checks"]}
+    assert statuses["torch-fp8"] == "numerics" and statuses["cpu"] == "ok"
