@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact, FactState
 from te_doctor.snapshot import GpuFacts, Snapshot
 
@@ -221,14 +222,10 @@ def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
         "smoke.torch_device_capability": smoke.torch_device_capability,
         "smoke.torch_cudnn_version": smoke.torch_cudnn_version,
     }
-    if not smoke.outcome.known:
-        for path in (
-            "smoke.verified",
-            "smoke.failed_checks",
-            "smoke.numerics_failures",
-            "smoke.loaded_cudnn_copies",
-        ):
-            values[path] = Fact(smoke.outcome.state, None, smoke.outcome.reason, "smoke")
+    if not smoke.outcome.known:  # not run: every derived smoke fact is missing for that reason
+        for path in FACT_TYPES:
+            if path.startswith("smoke.") and path not in values:
+                values[path] = Fact(smoke.outcome.state, None, smoke.outcome.reason, "smoke")
         return values
 
     def names(*statuses: str) -> Fact[tuple[str, ...]]:
