@@ -18,21 +18,11 @@ import pytest
 from te_doctor.facts import FactState
 from te_doctor.snapshot import Snapshot
 from te_doctor.snapshot_file import loads
-from tests.real_venv import OfflineError, ensure_venv
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 TE_VERSION = "2.20.2"
-
-
-@pytest.fixture(scope="session")
-def venv_python() -> Path:
-    """The broken venv's interpreter; the tests skip when it cannot be built offline."""
-    try:
-        return ensure_venv()
-    except OfflineError as exc:
-        pytest.skip(f"no network to build the real TE venv (pip cannot reach an index): {exc}")
 
 
 @pytest.fixture(scope="module")

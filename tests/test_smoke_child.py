@@ -26,7 +26,6 @@ import pytest
 from te_doctor.smoke import child
 from te_doctor.smoke.runner import CHILD, run_smoke
 from te_doctor.snapshot import SmokeCheck, SmokeFacts
-from tests.real_venv import OfflineError, ensure_venv
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,15 +48,6 @@ GPU_CHECKS = (
 WRONG_SCALE = {child.FAULT_ENV: child.WRONG_SCALE}
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable in this Python")
-
-
-@pytest.fixture(scope="session")
-def venv_python() -> Path:
-    """The broken venv's interpreter; the tests skip when it cannot be built offline."""
-    try:
-        return ensure_venv()
-    except OfflineError as exc:
-        pytest.skip(f"no network to build the real TE venv (pip cannot reach an index): {exc}")
 
 
 def checks_by_name(facts: SmokeFacts) -> dict[str, SmokeCheck]:

@@ -31,6 +31,8 @@ class CommandResult:
     returncode: int
     stdout: str
     stderr: str
+    #: True when the command was killed at its timeout (``returncode`` is then 124).
+    timed_out: bool = False
 
     @property
     def ok(self) -> bool:
@@ -154,7 +156,9 @@ def _join(directory: str, name: str) -> str:
     return directory.rstrip("/") + "/" + name
 
 
-def run_command(argv: Sequence[str], *, timeout: float) -> CommandResult:
+def run_command(
+    argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None
+) -> CommandResult:
     """Run ``argv`` (never through a shell) and kill its whole process group on timeout."""
     args = tuple(argv)
     try:
@@ -164,6 +168,7 @@ def run_command(argv: Sequence[str], *, timeout: float) -> CommandResult:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=dict(env) if env is not None else None,
         )
     except FileNotFoundError:
         return CommandResult(args, NOT_FOUND, "", "not found")
@@ -177,7 +182,9 @@ def run_command(argv: Sequence[str], *, timeout: float) -> CommandResult:
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         waited = time.monotonic() - started
-        return CommandResult(args, TIMED_OUT, "", f"no answer after {waited:.1f} s, killed")
+        return CommandResult(
+            args, TIMED_OUT, "", f"no answer after {waited:.1f} s, killed", timed_out=True
+        )
     return CommandResult(
         args,
         proc.returncode,

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from te_doctor.probes.context import run_command
 from te_doctor.smoke.result import from_child
 from te_doctor.snapshot import SmokeFacts
 
@@ -26,50 +24,26 @@ def run_smoke(
     child: Path = CHILD,
     env: Mapping[str, str] | None = None,
 ) -> SmokeFacts:
-    """Run ``child`` under ``python``; never raises, never waits past ``timeout_s`` (+1 s)."""
+    """Run ``child`` under ``python``; never raises, never waits past ``timeout_s`` (+1 s).
+
+    The child's stdout (where CUDA, TE and NCCL print) is ignored: it reports through a file.
+    """
     with tempfile.TemporaryDirectory(prefix="te-doctor-smoke-") as scratch:
         out = Path(scratch) / "result.json"
         started = time.monotonic()
-        returncode, stderr = _run([python, str(child), "--out", str(out)], timeout_s, env)
+        result = run_command([python, str(child), "--out", str(out)], timeout=timeout_s, env=env)
         duration_ms = (time.monotonic() - started) * 1000
+        stderr = result.stderr
+        if result.returncode in (126, 127) and not out.exists():
+            stderr = f"cannot start {python}: {result.stderr}"
         return from_child(
             _read(out),
-            returncode=returncode,
-            stderr=stderr,
+            returncode=None if result.timed_out else result.returncode,
+            stderr="" if result.timed_out else stderr,
             python=python,
             duration_ms=duration_ms,
             timeout_s=timeout_s,
         )
-
-
-def _run(
-    argv: list[str], timeout_s: float, env: Mapping[str, str] | None
-) -> tuple[int | None, str]:
-    """(returncode, stderr); returncode None after a timeout kill. Stdout is discarded."""
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env=dict(env) if env is not None else None,
-        )
-    except OSError as exc:
-        return 127, f"cannot start {argv[0]}: {exc}"
-    try:
-        _, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        try:
-            _, err = proc.communicate(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            err = b""
-        return None, err.decode("utf-8", errors="replace")
-    return proc.returncode, err.decode("utf-8", errors="replace")
 
 
 def _read(path: Path) -> dict[str, Any] | None:
