@@ -113,6 +113,16 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "te.torch_extension": FactSpec(STR, "path of TE's PyTorch extension"),
     "te.jax_extension": FactSpec(STR, "path of TE's JAX extension"),
     "te.missing_libraries": FactSpec(LIST, "libraries TE links or loads that were not found"),
+    # build prerequisites (the framework extension is compiled from an sdist)
+    "build.cxx": FactSpec(STR, "the C++ compiler (CXX, or c++/g++/clang++ on PATH)"),
+    "build.cxx_version": FactSpec(VER, "its version"),
+    "build.cmake_version": FactSpec(VER, "cmake on PATH"),
+    "build.ninja_version": FactSpec(VER, "ninja on PATH"),
+    "build.python_headers": FactSpec(BOOL, "Python.h of the diagnosed interpreter exists"),
+    "build.cuda_headers": FactSpec(BOOL, "cuda_runtime_api.h in a CUDA toolkit"),
+    "build.cudnn_headers": FactSpec(
+        BOOL, "cudnn.h in CUDNN_PATH, a toolkit, /usr/include or a wheel"
+    ),
     # environment
     "env.*": FactSpec(STR, "an environment variable (secrets redacted)"),
     # smoke test (absent when it did not run)

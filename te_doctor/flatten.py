@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from te_doctor.codec import field_types
 from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact, FactState
 from te_doctor.snapshot import GpuFacts, Snapshot
@@ -55,6 +56,8 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
     values.update(_smoke(snapshot))
+    build = snapshot.build
+    values.update({f"build.{name}": getattr(build, name) for name in field_types(type(build))})
     visible = [gpu for gpu in snapshot.gpus if gpu.visible]
     per_gpu = tuple(_gpu(gpu, snapshot) for gpu in visible)
     _gpu_aggregates(values, snapshot, visible)

@@ -86,6 +86,13 @@ BASELINE: Mapping[str, ExampleValue] = {
     "te.core_cuda_archs": ("sm_70", "sm_80", "sm_89", "sm_90", "sm_100", "sm_120"),
     "te.torch_extension": f"{_SITE}/transformer_engine_torch.cpython-312-x86_64-linux-gnu.so",
     "te.missing_libraries": (),
+    "build.cxx": "/usr/bin/c++",
+    "build.cxx_version": "13.2.0",
+    "build.cmake_version": "3.28.3",
+    "build.ninja_version": "1.11.1",
+    "build.python_headers": True,
+    "build.cuda_headers": True,
+    "build.cudnn_headers": True,
 }
 #: Facts that are absent on the baseline (not an NGC container, no JAX extension, ...).
 BASELINE_ABSENT = (

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from te_doctor.facts import ComputeCapability, Fact, Version
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -200,6 +200,19 @@ class EnvironmentFacts:
 
 
 @dataclass(**_FROZEN)
+class BuildFacts:
+    """What compiling TE's framework extension from source would find (the sdist route)."""
+
+    cxx: Fact[str]
+    cxx_version: Fact[Version]
+    cmake_version: Fact[Version]
+    ninja_version: Fact[Version]
+    python_headers: Fact[bool]
+    cuda_headers: Fact[bool]
+    cudnn_headers: Fact[bool]
+
+
+@dataclass(**_FROZEN)
 class SupportCheck:
     """One of TE's own support checks (``is_fp8_available`` ...), as the smoke child saw it."""
 
@@ -268,5 +281,6 @@ class Snapshot:
     torch: TorchFacts
     transformer_engine: TransformerEngineFacts
     environment: EnvironmentFacts
+    build: BuildFacts
     smoke: SmokeFacts
     probes: tuple[ProbeStatus, ...]

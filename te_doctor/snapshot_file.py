@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from te_doctor.codec import from_data, to_data
+from te_doctor.codec import from_data, to_data, unknown_record
 from te_doctor.errors import SnapshotError
 from te_doctor.smoke.result import not_run
-from te_doctor.snapshot import SCHEMA_VERSION, Snapshot
+from te_doctor.snapshot import SCHEMA_VERSION, BuildFacts, Snapshot
 
 
 def dumps(snapshot: Snapshot) -> str:
@@ -46,13 +46,14 @@ def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
 
 
 def _upgrade(data: dict[str, object], version: int) -> dict[str, object]:
-    """Bring an older snapshot up to the current schema (schema 1 had no smoke section)."""
-    if version == 1:
-        data = {
-            **data,
-            "schema_version": 2,
-            "smoke": to_data(not_run("recorded before te-doctor had a smoke test")),
-        }
+    """Bring an older snapshot up to the current schema, one version at a time."""
+    if version == 1:  # schema 1 had no smoke section
+        smoke = to_data(not_run("recorded before te-doctor had a smoke test"))
+        data, version = {**data, "schema_version": 2, "smoke": smoke}, 2
+    if version == 2:  # schema 2 had no build section
+        reason = "recorded before te-doctor probed build prerequisites"
+        build = to_data(unknown_record(BuildFacts, reason, "build"))
+        data = {**data, "schema_version": 3, "build": build}
     return data
 
 

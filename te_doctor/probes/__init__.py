@@ -14,6 +14,7 @@ from typing import Any
 
 from te_doctor import __version__
 from te_doctor.codec import field_types, unknown_record
+from te_doctor.probes.build import probe_build
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.cuda import probe_cuda
 from te_doctor.probes.cudnn import probe_cudnn
@@ -52,6 +53,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("torch", ("torch",), probe_torch),
     Probe("transformer_engine", ("transformer_engine",), probe_transformer_engine),
     Probe("environment", ("environment",), probe_environment),
+    Probe("build", ("build",), probe_build),
 )
 
 

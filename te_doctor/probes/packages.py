@@ -44,6 +44,9 @@ INTERESTING = frozenset(
         "accelerate",
         "deepspeed",
         "nvidia-ml-py",
+        "pybind11",
+        "ninja",
+        "cmake",
         "pynvml",
     )
 )

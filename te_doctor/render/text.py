@@ -28,6 +28,7 @@ TITLES = {
     "transformer_engine": "Transformer Engine",
     "packages": "Python packages",
     "environment": "Environment",
+    "build": "Build prerequisites (the PyTorch/JAX extension is compiled at install)",
 }
 #: Labels that keep the different CUDA versions from ever being confused.
 LABELS = {
