@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from te_doctor import __version__
-from te_doctor.cli_check import check, explain, list_rules, write
+from te_doctor.cli_check import check, explain, list_rules, plan, write
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
@@ -89,6 +89,7 @@ def probe(
 cli.add_command(check)
 cli.add_command(list_rules)
 cli.add_command(explain)
+cli.add_command(plan)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

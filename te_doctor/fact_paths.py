@@ -123,6 +123,11 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "build.cudnn_headers": FactSpec(
         BOOL, "cudnn.h in CUDNN_PATH, a toolkit, /usr/include or a wheel"
     ),
+    # the install plan under consideration (te-doctor plan; absent otherwise)
+    "plan.framework": FactSpec(STR, "pytorch or jax"),
+    "plan.te_version": FactSpec(VER, "the Transformer Engine version the plan would install"),
+    "plan.core_cuda_major": FactSpec(INT, "CUDA major of the TE core wheel it would install"),
+    "plan.max_jobs": FactSpec(INT, "parallel build jobs the plan proposes (MAX_JOBS)"),
     # environment
     "env.*": FactSpec(STR, "an environment variable (secrets redacted)"),
     # smoke test (absent when it did not run)

@@ -56,6 +56,9 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
     values.update(_smoke(snapshot))
+    values.update(
+        {p: Fact.absent("no install plan", "plan") for p in FACT_TYPES if p.startswith("plan.")}
+    )
     build = snapshot.build
     values.update({f"build.{name}": getattr(build, name) for name in field_types(type(build))})
     visible = [gpu for gpu in snapshot.gpus if gpu.visible]

@@ -93,6 +93,10 @@ BASELINE: Mapping[str, ExampleValue] = {
     "build.python_headers": True,
     "build.cuda_headers": True,
     "build.cudnn_headers": True,
+    "plan.framework": "pytorch",
+    "plan.te_version": "2.8.0",
+    "plan.core_cuda_major": 12,
+    "plan.max_jobs": 16,
 }
 #: Facts that are absent on the baseline (not an NGC container, no JAX extension, ...).
 BASELINE_ABSENT = (

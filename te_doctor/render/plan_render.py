@@ -1,0 +1,97 @@
+"""``te-doctor plan`` as numbered steps (text or Markdown) or JSON; formatting only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from te_doctor.codec import to_data
+from te_doctor.engine import Finding, Outcome
+from te_doctor.pip_predict import PipPrediction
+from te_doctor.plan import Plan
+from te_doctor.rules import Severity
+
+PLAN_SCHEMA = "te-doctor/plan/v1"
+
+
+def plan_text(plan: Plan, pip: PipPrediction | None) -> str:
+    """The plan for a terminal: steps with commands, then passed checks and blockers."""
+    verdict = "a sound plan" if plan.exit_code == 0 else f"{len(plan.blockers)} blocker(s) first"
+    lines = [
+        f"te-doctor plan: Transformer Engine {plan.te_version} for {plan.framework} "
+        f"({plan.core_package}): {verdict}",
+        "",
+    ]
+    for number, step in enumerate(plan.steps, 1):
+        lines += [f"{number}. {step.title}", f"   {step.command}"]
+    lines += ["", _pip_line(pip)]
+    if plan.version_reasons:
+        lines += ["", "Newer or requested versions that do not fit:"]
+        lines += [f"  - {reason}" for reason in plan.version_reasons[:8]]
+    lines += _section("Blockers (fix these first)", list(plan.blockers))
+    lines += _section(
+        "Warnings and notes",
+        [f for f in plan.findings if f.fired and f.severity is not Severity.ERROR],
+    )
+    passed = [f.rule_id for f in plan.findings if f.outcome is Outcome.PASSED]
+    lines += ["", f"Checks passed: {len(passed)} ({', '.join(passed)})"]
+    if plan.blockers and plan.alternative:
+        lines += ["", f"No sound pip route yet? Alternative: {plan.alternative}"]
+    return "\n".join(lines) + "\n"
+
+
+def plan_markdown(plan: Plan, pip: PipPrediction | None) -> str:
+    """The plan as Markdown (a runbook or a bug report)."""
+    lines = [
+        f"## te-doctor plan: TE {plan.te_version} for {plan.framework} ({plan.core_package})",
+        "",
+    ]
+    for number, step in enumerate(plan.steps, 1):
+        lines += [f"{number}. {step.title}", "", "   ```bash", f"   {step.command}", "   ```"]
+    lines += ["", f"- {_pip_line(pip)}"]
+    lines += [f"- **Blocker** `{f.rule_id}` {f.message} Fix: {f.fix}" for f in plan.blockers]
+    lines += [
+        f"- {f.severity.value} `{f.rule_id}` {f.message}"
+        for f in plan.findings
+        if f.fired and f.severity is not Severity.ERROR
+    ]
+    if plan.blockers and plan.alternative:
+        lines.append(f"- Alternative: {plan.alternative}")
+    return "\n".join(lines) + "\n"
+
+
+def plan_json(plan: Plan, pip: PipPrediction | None) -> str:
+    """The plan as versioned JSON, every finding included."""
+    data: dict[str, Any] = {"schema": PLAN_SCHEMA, **to_data(plan)}
+    data["blockers"] = [f.rule_id for f in plan.blockers]
+    data["exit_code"] = plan.exit_code
+    data["pip"] = to_data(pip) if pip is not None else None
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _section(title: str, findings: list[Finding]) -> list[str]:
+    if not findings:
+        return []
+    lines = ["", f"{title}:"]
+    for finding in findings:
+        lines.append(f"  - {finding.rule_id} {finding.name}: {finding.message}")
+        if finding.fix:
+            lines.append(f"    fix: {finding.fix}")
+    return lines
+
+
+def _pip_line(pip: PipPrediction | None) -> str:
+    if pip is None:
+        return "pip was not asked (--no-pip): the plan is predicted from te-doctor's rule data."
+    if not pip.reachable:
+        return f"pip could not be asked ({pip.problem}): the plan is predicted from rule data."
+    if pip.problem:
+        return f"pip's own resolver: {pip.problem}"
+    return (
+        "pip's own resolver (dry run) would take: "
+        + "; ".join(pip.resolved)
+        + "; the framework extension is an sdist, compiled here."
+    )
+
+
+PLAN_RENDERERS = {"text": plan_text, "markdown": plan_markdown, "json": plan_json}
