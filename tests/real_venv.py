@@ -49,10 +49,10 @@ def cache_root() -> Path:
     return Path(base) / "te-doctor-tests"
 
 
-def venv_dir() -> Path:
-    """Where the venv for ``INSTALLS`` and the running Python lives, built or not."""
-    key = repr((INSTALLS, sys.version, sys.base_prefix)).encode()
-    return cache_root() / f"broken-te-{hashlib.sha256(key).hexdigest()[:16]}"
+def venv_dir(installs: tuple[tuple[str, ...], ...] = INSTALLS, name: str = "broken-te") -> Path:
+    """Where the venv for ``installs`` and the running Python lives, built or not."""
+    key = repr((installs, sys.version, sys.base_prefix)).encode()
+    return cache_root() / f"{name}-{hashlib.sha256(key).hexdigest()[:16]}"
 
 
 def venv_python(venv: Path) -> Path:
@@ -60,15 +60,15 @@ def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def ensure_venv() -> Path:
+def ensure_venv(installs: tuple[tuple[str, ...], ...] = INSTALLS, name: str = "broken-te") -> Path:
     """The venv's interpreter, building the venv first if needed (may raise ``OfflineError``)."""
-    target = venv_dir()
+    target = venv_dir(installs, name)
     if venv_python(target).exists():
         return venv_python(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
-        _build(staging)
+        _build(staging, installs)
         shutil.rmtree(target, ignore_errors=True)  # left over, its base interpreter gone
         try:
             staging.rename(target)
@@ -80,10 +80,10 @@ def ensure_venv() -> Path:
     return venv_python(target)
 
 
-def _build(venv: Path) -> None:
+def _build(venv: Path, installs: tuple[tuple[str, ...], ...]) -> None:
     _run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv_python(venv)), "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
-    for args in INSTALLS:
+    for args in installs:
         _run([*pip, *args])
 
 
