@@ -1,4 +1,4 @@
-"""rules/README.md carries a generated table of every rule; it must match the rule files."""
+"""rules/README.md carries generated tables of every rule; they must match the rule files."""
 
 from __future__ import annotations
 
@@ -6,18 +6,24 @@ import os
 from pathlib import Path
 
 from te_doctor.check import load_rule_set
+from te_doctor.plan_data import load_plan_rules
 from te_doctor.render.rules_list import rules_markdown
 
 README = Path(__file__).parents[1] / "rules" / "README.md"
-START, END = "<!-- rules-table:start -->\n", "<!-- rules-table:end -->"
 
 
-def test_rules_table_is_current() -> None:
+def replace_table(text: str, marker: str, table: str) -> str:
+    start, end = f"<!-- {marker}:start -->\n", f"<!-- {marker}:end -->"
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return head + start + table + end + tail
+
+
+def test_rules_tables_are_current() -> None:
     text = README.read_text(encoding="utf-8")
-    head, rest = text.split(START)
-    _, tail = rest.split(END)
     rules, _ = load_rule_set()
-    expected = head + START + rules_markdown(rules) + END + tail
+    expected = replace_table(text, "rules-table", rules_markdown(rules))
+    expected = replace_table(expected, "plan-rules-table", rules_markdown(load_plan_rules()))
     if os.environ.get("TE_DOCTOR_UPDATE_README") == "1":
         README.write_text(expected, encoding="utf-8")
     assert text == expected, "stale: TE_DOCTOR_UPDATE_README=1 pytest tests/test_rules_readme.py"
