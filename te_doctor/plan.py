@@ -21,7 +21,14 @@ from te_doctor.errors import TeDoctorError
 from te_doctor.facts import Fact
 from te_doctor.flatten import FlatFacts, flatten
 from te_doctor.plan_data import Releases, load_plan_rules, load_releases
-from te_doctor.plan_steps import Step, container, environment, max_jobs, steps
+from te_doctor.plan_steps import (
+    Step,
+    container,
+    environment,
+    max_jobs,
+    steps,
+    tools_to_install,
+)
 from te_doctor.rules import Rule, Severity
 from te_doctor.snapshot import Snapshot
 
@@ -140,12 +147,15 @@ def _core_majors(facts: FlatFacts) -> list[int]:
 def _overlay(
     facts: FlatFacts, framework: str, version: str, major: int, snapshot: Snapshot
 ) -> FlatFacts:
+    """The facts as they will be once the plan's own steps ran (build tools installed)."""
     plan: dict[str, Fact[Any]] = {
         "plan.framework": Fact.of(framework, "plan"),
         "plan.te_version": Fact.of(version, "plan"),
         "plan.core_cuda_major": Fact.of(major, "plan"),
         "plan.max_jobs": Fact.of(max_jobs(snapshot), "plan"),
     }
+    for fact, _, minimum in tools_to_install(facts, framework, version):
+        plan[fact] = Fact.of(minimum, "plan: installed by its own step")
     return FlatFacts({**facts.values, **plan}, facts.gpus)
 
 

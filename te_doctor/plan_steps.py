@@ -17,6 +17,35 @@ from te_doctor.snapshot import Snapshot
 MIB_PER_BUILD_JOB = 4096
 
 
+#: Python build tools a ``--no-build-isolation`` install needs in the environment itself:
+#: (package fact, pip requirement, version it installs at least, first TE version needing it,
+#: frameworks). TE's README (2.18+: nvidia-cudnn-frontend >= 1.25) and the 2.20.2 torch sdist
+#: (>= 1.29), te-facts.md §4.4; the PyTorch build takes pybind11 from torch's own headers.
+BUILD_TOOLS = (
+    ("packages.pybind11", "pybind11", "2.6.0", "0", ("jax",)),
+    ("packages.ninja", "ninja", "1.11.1", "0", ("pytorch", "jax")),
+    (
+        "packages.nvidia_cudnn_frontend",
+        '"nvidia-cudnn-frontend>=1.29"',
+        "1.29.0",
+        "2.18",
+        ("pytorch", "jax"),
+    ),
+)
+
+
+def tools_to_install(facts: FlatFacts, framework: str, version: str) -> list[tuple[str, str, str]]:
+    """(fact, requirement, version) of each build tool the plan installs first."""
+    needed = []
+    for fact, requirement, minimum, since, frameworks in BUILD_TOOLS:
+        installed = facts.get(fact).value
+        if framework not in frameworks or Version(version) < Version(since):
+            continue
+        if installed is None or Version(str(installed)) < Version(minimum):
+            needed.append((fact, requirement, minimum))
+    return needed
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One numbered step of the plan: what it does and the exact command."""
@@ -77,12 +106,7 @@ def steps(
         )
     if framework == "jax" and not facts.get("packages.jax").known:
         steps.append(Step(f"Install JAX for CUDA {major} first", f'{pip} "jax[cuda{major}]"'))
-    needed = [name for name in ("pybind11", "ninja") if not facts.get(f"packages.{name}").known]
-    if (
-        Version(version) >= Version("2.18")
-        and not facts.get("packages.nvidia_cudnn_frontend").known
-    ):
-        needed.append('"nvidia-cudnn-frontend>=1.29"')
+    needed = [requirement for _, requirement, _ in tools_to_install(facts, framework, version)]
     if needed:
         steps.append(
             Step(

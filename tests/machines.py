@@ -31,7 +31,7 @@ from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
 from te_doctor.smoke.result import from_child
 from te_doctor.snapshot_file import dumps
 from tests.elf_builder import fatbin
-from tests.fakes import FakeGpu, FakeMachine, FakeNvml
+from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
 from tests.smoke_results import check, child_result, te_support
 
 FIXTURE_DIR = Path(__file__).parent / "fixtures"
@@ -1266,6 +1266,231 @@ def no_gpu_laptop_smoke(m: FakeMachine) -> None:
     )
 
 
+# --------------------------------------------------------------------------------------------
+# Machines for `te-doctor plan`: no TE yet, and what building its extension here would find
+
+
+def build_tools(
+    m: FakeMachine,
+    *,
+    cxx: str = "c++ (Ubuntu 13.2.0-23ubuntu4) 13.2.0",
+    cmake: str | None = "3.28.3",
+    python_headers: bool = True,
+) -> None:
+    """The system C++ compiler, cmake (apt) and Python.h (python3.12-dev) the build probe finds."""
+    m.executable("/usr/bin/c++")
+    m.runner.replies["c++"] = ok(f"{cxx}\nCopyright (C) 2023 Free Software Foundation, Inc.\n")
+    if cmake is not None:
+        m.executable("/usr/bin/cmake")
+        m.runner.replies["cmake"] = ok(f"cmake version {cmake}\n\nCMake suite maintained ...\n")
+    if python_headers:
+        m.write(f"/usr/include/{PY}/Python.h", "/* Python.h */\n")
+
+
+def pip_build_tools(
+    m: FakeMachine, prefix: str, site: str, *, cudnn_frontend: str | None = "1.29.0"
+) -> None:
+    """``pip install pybind11 ninja nvidia-cudnn-frontend`` in the venv at ``prefix``."""
+    add_packages(m, site, (("pybind11", "2.13.6"), ("ninja", "1.11.1.4")))
+    m.executable(f"{prefix}/bin/ninja")
+    m.runner.replies["ninja"] = ok("1.11.1.git.kitware.jobserver-1\n")
+    if cudnn_frontend is not None:
+        add_packages(m, site, (("nvidia-cudnn-frontend", cudnn_frontend),))
+        m.write(f"{site}/include/cudnn_frontend.h", "/* cudnn_frontend.h */\n")
+
+
+def cudnn_wheel_headers(m: FakeMachine, site: str) -> None:
+    """cudnn.h of the nvidia-cudnn wheel (the real wheel ships it next to cudnn_version.h)."""
+    m.write(f"{site}/nvidia/cudnn/include/cudnn.h", "/* cudnn.h */\n")
+
+
+def system_cudnn(m: FakeMachine, version: str) -> None:
+    """cuDNN 9 from NVIDIA's apt repository (libcudnn9-cuda-12 + libcudnn9-dev-cuda-12)."""
+    for part in CUDNN_LIBRARIES[9]:
+        m.write(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.{version}")
+        m.link(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9", f"libcudnn{part}.so.{version}")
+    m.write("/usr/include/x86_64-linux-gnu/cudnn_v9.h", "/* cudnn.h */\n")
+    m.write("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", cudnn_header(version))
+    m.link("/usr/include/cudnn.h", "x86_64-linux-gnu/cudnn_v9.h")
+    m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
+
+
+CUDA_11_8 = Toolkit("11.8.0", cudart="11.8.89", cublas="11.11.3.6", nvrtc="11.8.89", nvcc="11.8.89")
+TORCH_2_8_0_CPU = TorchBuild("2.8.0+cpu", None, "ba56102387ef21a3b04b357e5b183d48f0afefc7", ())
+
+
+def plan_h100_fresh(m: FakeMachine) -> None:
+    """DGX H100 ready to build TE: torch 2.8.0+cu128, CUDA 12.8 toolkit, g++ 13, cuDNN dev headers.
+
+    Everything TE's README asks for is installed (cmake, ninja, pybind11, nvidia-cudnn-frontend,
+    Python.h, cuDNN headers from NVIDIA's apt repository), but no TE yet.
+    """
+    slug = "plan-h100-fresh"
+    host(m, hostname="dgx-h100-21", kernel="6.8.0-49-generic", cpus=224, mem_kib=2113389556)
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS,
+        serial_prefix="165242307",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "570.124.06", 12080, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_8)
+    system_cudnn(m, "9.10.2.21")
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    build_tools(m)
+    prefix = "/home/alice/te/.venv"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_8_0_CU128)
+    cudnn_wheel_headers(m, site)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_cpu_torch_on_gpu_box(m: FakeMachine) -> None:
+    """An L40S server whose venv got the CPU-only torch 2.8.0 (the default wheel of a mirror)."""
+    slug = "plan-cpu-torch-on-gpu-box"
+    host(m, hostname="l40s-build-2", kernel="6.8.0-51-generic", cpus=64, mem_kib=264041278)
+    devices = gpus(
+        slug,
+        "NVIDIA L40S",
+        (8, 9),
+        46068,
+        ("00000000:01:00.0",),
+        serial_prefix="132352312",
+        persistence=0,
+    )
+    nvidia_driver(m, "570.124.06", 12080, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_8)
+    system_cudnn(m, "9.10.2.21")
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    build_tools(m)
+    prefix = "/srv/train/.venv"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_8_0_CPU)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_nvcc_11_8(m: FakeMachine) -> None:
+    """An A100 cluster node: torch 2.5.1+cu121 in a venv, but the default toolkit is CUDA 11.8."""
+    slug = "plan-nvcc-11-8"
+    host(
+        m,
+        hostname="a100-node-14",
+        kernel="5.15.0-119-generic",
+        cpus=128,
+        mem_kib=1056519388,
+        os_release='PRETTY_NAME="Ubuntu 22.04.4 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\n',
+        glibc="2.35",
+    )
+    devices = gpus(
+        slug,
+        "NVIDIA A100-SXM4-80GB",
+        (8, 0),
+        81920,
+        HGX_BUS_IDS[:4],
+        serial_prefix="132082300",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "535.183.06", 12020, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_11_8)
+    m.env["CUDA_HOME"] = "/usr/local/cuda-11.8"
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    build_tools(m, cxx="c++ (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0", cmake="3.22.1")
+    prefix = "/home/bob/llm/.venv"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_5_1_CU121)
+    cudnn_wheel_headers(m, site)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_no_nvcc(m: FakeMachine) -> None:
+    """A cloud VM with one A10G and no CUDA toolkit: torch 2.7.0+cu128 and its pip wheels only."""
+    slug = "plan-no-nvcc"
+    host(m, hostname="ip-172-31-7-20", kernel="6.8.0-1021-aws", cpus=32, mem_kib=131559868)
+    devices = gpus(
+        slug,
+        "NVIDIA A10G",
+        (8, 6),
+        23028,
+        ("00000000:00:1E.0",),
+        serial_prefix="132232204",
+        persistence=0,
+    )
+    nvidia_driver(m, "570.133.20", 12080, devices)
+    ldconfig(m)
+    build_tools(m, cmake=None)
+    prefix = "/home/ubuntu/.venv"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_7_0_CU128)
+    cudnn_wheel_headers(m, site)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_8gb_ram(m: FakeMachine) -> None:
+    """A desktop with an RTX 3060, 8 CPUs and 8 GiB of RAM: torch 2.7.0+cu128, g++, no toolkit."""
+    slug = "plan-8gb-ram"
+    host(m, hostname="bob-desktop", kernel="6.8.0-49-generic", cpus=8, mem_kib=8033844)
+    devices = gpus(
+        slug,
+        "NVIDIA GeForce RTX 3060",
+        (8, 6),
+        12288,
+        ("00000000:01:00.0",),
+        serial_prefix=None,
+        persistence=0,
+    )
+    nvidia_driver(m, "570.133.07", 12080, devices)
+    ldconfig(m)
+    build_tools(m)
+    prefix = "/home/bob/.venvs/te"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_7_0_CU128)
+    cudnn_wheel_headers(m, site)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_old_driver_cu13(m: FakeMachine) -> None:
+    """An H100 node on driver 550 (CUDA 12.4) with a CUDA 12.4 toolkit and build tools, no torch.
+
+    cuDNN 9.13 comes from NVIDIA's apt repository; the venv has only the build tools.
+    """
+    slug = "plan-old-driver-cu13"
+    host(m, hostname="gpu-node-31", kernel="5.15.0-126-generic", cpus=96, mem_kib=1056519388)
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS[:4],
+        serial_prefix="165242309",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "550.54.15", 12040, devices)
+    toolkit_lib = cuda_toolkit(m, CUDA_12_4)
+    system_cudnn(m, "9.13.0.50")
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    build_tools(m)
+    prefix = "/home/alice/new-env"
+    site = venv(m, prefix)
+    for name, version in (("pip", "24.0"), ("setuptools", "80.9.0"), ("packaging", "25.0")):
+        m.add_dist(name, version, site=site)
+    pip_build_tools(m, prefix, site)
+
+
+def plan_no_gpu(m: FakeMachine) -> None:
+    """A CI build host without any NVIDIA driver or GPU: torch 2.7.0+cu128 from pip, g++."""
+    host(m, hostname="ci-runner-12", kernel="6.8.0-49-generic", cpus=32, mem_kib=131559868)
+    ldconfig(m)
+    build_tools(m)
+    prefix = "/builds/venv"
+    site = venv(m, prefix)
+    install_torch(m, site, TORCH_2_7_0_CU128)
+    cudnn_wheel_headers(m, site)
+    pip_build_tools(m, prefix, site)
+
+
 #: Machines recorded twice, once more with a smoke test: they share their GPUs (and UUIDs).
 SAME_MACHINE_WITH_SMOKE = {
     "h100-smoke-verified": "h100-cuda12-te-ok",
@@ -1291,6 +1516,13 @@ MACHINES: dict[str, Callable[[FakeMachine], None]] = {
     "h100-fp8-gemm-fails": h100_fp8_gemm_fails,
     "l40s-no-te": l40s_no_te,
     "no-gpu-laptop-smoke": no_gpu_laptop_smoke,
+    "plan-h100-fresh": plan_h100_fresh,
+    "plan-cpu-torch-on-gpu-box": plan_cpu_torch_on_gpu_box,
+    "plan-nvcc-11-8": plan_nvcc_11_8,
+    "plan-no-nvcc": plan_no_nvcc,
+    "plan-8gb-ram": plan_8gb_ram,
+    "plan-old-driver-cu13": plan_old_driver_cu13,
+    "plan-no-gpu": plan_no_gpu,
 }
 
 

@@ -356,6 +356,85 @@ def no_gpu_laptop_smoke(s: Snapshot) -> None:
     assert cpu["torch-fp8"].status == cpu["cpu"].status == "ok"
 
 
+def _no_te_yet(s: Snapshot) -> None:
+    assert s.transformer_engine.version.state is FactState.ABSENT
+    assert not [p for p in s.packages.installed if p.name.startswith("transformer-engine")]
+
+
+def _builds(s: Snapshot, cxx: str = "13.2.0") -> None:
+    """A C++ compiler, ninja (pip), Python.h and cudnn.h: what compiling the extension needs."""
+    assert known(s.build.cxx) == "/usr/bin/c++" and known(s.build.cxx_version) == cxx
+    assert known(s.build.ninja_version) == "1.11.1"
+    assert known(s.build.python_headers) is True and known(s.build.cudnn_headers) is True
+
+
+def plan_h100_fresh(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA H100 80GB HBM3", "9.0", 81559)
+    _no_te_yet(s)
+    _builds(s)
+    assert known(s.build.cmake_version) == "3.28.3" and known(s.build.cuda_headers) is True
+    assert known(s.cuda.toolkit_version) == "12.8.0"
+    assert known(s.torch.cuda_version) == "12.8"
+    assert known(s.cudnn.version).startswith("9.10.2")  # below the 9.12 TE 2.20 demands
+    assert known(package(s, "nvidia-cudnn-frontend").version) == "1.29.0"
+    assert known(package(s, "pybind11").version) == "2.13.6"
+
+
+def plan_cpu_torch_on_gpu_box(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA L40S", "8.9", 46068)
+    _no_te_yet(s)
+    _builds(s)
+    assert known(s.torch.version) == "2.8.0+cpu"
+    assert s.torch.cuda_version.state is FactState.ABSENT
+    assert known(s.cuda.toolkit_version) == "12.8.0"
+
+
+def plan_nvcc_11_8(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA A100-SXM4-80GB", "8.0", 81920)
+    _no_te_yet(s)
+    _builds(s, cxx="11.4.0")
+    assert known(s.cuda.toolkit_version) == "11.8.0"
+    assert known(s.cuda.toolkit_path) == "/usr/local/cuda-11.8"
+    assert known(s.torch.cuda_version) == "12.1"
+
+
+def plan_no_nvcc(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA A10G", "8.6", 23028)
+    _no_te_yet(s)
+    _builds(s)
+    assert s.cuda.toolkit_version.state is FactState.ABSENT and s.cuda.toolkits == ()
+    assert known(s.build.cuda_headers) is False and s.build.cmake_version.state is FactState.ABSENT
+    # the build takes CUDA from PyTorch's wheels instead
+    assert known(package(s, "nvidia-cuda-runtime-cu12").version) == "12.8.57"
+    assert known(s.torch.cuda_version) == "12.8"
+
+
+def plan_8gb_ram(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA GeForce RTX 3060", "8.6", 12288)
+    _no_te_yet(s)
+    _builds(s)
+    assert known(s.host.memory_total_mib) == 7845 and known(s.host.cpu_count) == 8
+
+
+def plan_old_driver_cu13(s: Snapshot) -> None:
+    _all_gpus(s, "NVIDIA H100 80GB HBM3", "9.0", 81559)
+    _no_te_yet(s)
+    _builds(s)
+    assert known(s.driver.version) == "550.54.15" and known(s.driver.cuda_version) == "12.4"
+    assert s.torch.version.state is FactState.ABSENT
+    assert not [p for p in s.packages.installed if p.name == "torch"]
+    assert known(s.cuda.toolkit_version) == "12.4.1"
+    assert known(s.cudnn.version).startswith("9.13.0")
+
+
+def plan_no_gpu(s: Snapshot) -> None:
+    assert s.driver.version.state is FactState.ABSENT and s.gpus == ()
+    _no_te_yet(s)
+    _builds(s)
+    assert known(s.torch.version) == "2.7.0+cu128"
+    assert s.cuda.toolkit_version.state is FactState.ABSENT
+
+
 TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "h100-cuda12-te-ok": h100_cuda12_te_ok,
     "a100": a100,
@@ -374,6 +453,13 @@ TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "h100-fp8-gemm-fails": h100_fp8_gemm_fails,
     "l40s-no-te": l40s_no_te,
     "no-gpu-laptop-smoke": no_gpu_laptop_smoke,
+    "plan-h100-fresh": plan_h100_fresh,
+    "plan-cpu-torch-on-gpu-box": plan_cpu_torch_on_gpu_box,
+    "plan-nvcc-11-8": plan_nvcc_11_8,
+    "plan-no-nvcc": plan_no_nvcc,
+    "plan-8gb-ram": plan_8gb_ram,
+    "plan-old-driver-cu13": plan_old_driver_cu13,
+    "plan-no-gpu": plan_no_gpu,
 }
 
 
