@@ -33,8 +33,11 @@ def plan_text(plan: Plan, pip: PipPrediction | None) -> str:
         "Warnings and notes",
         [f for f in plan.findings if f.fired and f.severity is not Severity.ERROR],
     )
-    passed = [f.rule_id for f in plan.findings if f.outcome is Outcome.PASSED]
-    lines += ["", f"Checks passed: {len(passed)} ({', '.join(passed)})"]
+    passed = sum(f.outcome is Outcome.PASSED for f in plan.findings)
+    undecided = [f.rule_id for f in plan.findings if f.outcome is Outcome.UNDECIDED]
+    lines += ["", f"Checks passed: {passed} planning rules (the JSON output lists them)."]
+    if undecided:
+        lines.append(f"Could not decide (facts missing): {', '.join(undecided)}")
     if plan.blockers and plan.alternative:
         lines += ["", f"No sound pip route yet? Alternative: {plan.alternative}"]
     return "\n".join(lines) + "\n"
