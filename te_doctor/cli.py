@@ -12,6 +12,7 @@ import click
 
 from te_doctor import __version__
 from te_doctor.cli_check import check, explain, list_rules, plan, write
+from te_doctor.cli_options import output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
@@ -40,29 +41,15 @@ def cli() -> None:
     show_default=True,
     help="Output format.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE instead of stdout (created only when the run succeeds).",
-)
+@output_option("the snapshot")
 @click.option(
     "--redact",
     is_flag=True,
     help="Also strip hostname, user names, home paths and GPU UUIDs/serials. "
     "Secrets in environment variables are always removed.",
 )
-@click.option(
-    "--snapshot",
-    "snapshot_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Render a saved snapshot instead of probing this machine.",
-)
-@click.option(
-    "--python",
-    metavar="PATH",
-    help="Diagnose the packages of another interpreter (e.g. a venv's bin/python).",
-)
+@snapshot_option("Render a saved snapshot instead of probing this machine.")
+@python_option("Diagnose the packages of another interpreter (e.g. a venv's bin/python).")
 @click.option(
     "--smoke",
     is_flag=True,

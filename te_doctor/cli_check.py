@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from te_doctor.cli_options import output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
 
@@ -21,13 +22,8 @@ RULES_DIR = click.option(
 
 
 @click.command()
-@click.option(
-    "--snapshot",
-    "snapshot_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.",
-)
-@click.option("--python", metavar="PATH", help="Diagnose another interpreter's packages.")
+@snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
+@python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
 @click.option(
     "--format",
     "output_format",
@@ -36,12 +32,7 @@ RULES_DIR = click.option(
     type=click.Choice(["text", "json", "markdown", "junit"]),
     help="Report format.",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the report to FILE instead of stdout.",
-)
+@output_option("the report")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
 @click.option(
     "--fail-on",
@@ -197,9 +188,7 @@ def _colour_allowed() -> bool:
     metavar="SPEC",
     help='A TE version (2.20.2) or specifier (">=2.9,<2.12"); default: newest that fits.',
 )
-@click.option(
-    "--python", metavar="PATH", help="Plan for another interpreter (a venv's bin/python)."
-)
+@python_option("Plan for another interpreter (a venv's bin/python).")
 @click.option(
     "--format",
     "output_format",
@@ -207,12 +196,7 @@ def _colour_allowed() -> bool:
     default="text",
     show_default=True,
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the plan to FILE instead of stdout.",
-)
+@output_option("the plan")
 @click.option(
     "--pip/--no-pip",
     "ask_pip",
@@ -220,12 +204,7 @@ def _colour_allowed() -> bool:
     show_default=True,
     help="Ask pip's resolver (dry run, wheels only: nothing is installed or built).",
 )
-@click.option(
-    "--snapshot",
-    "snapshot_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Plan for a saved snapshot instead of this machine (pip is not asked).",
-)
+@snapshot_option("Plan for a saved snapshot instead of this machine (pip is not asked).")
 def plan(
     framework: str,
     te_spec: str | None,

@@ -68,10 +68,6 @@ class Report:
         """Findings whose rule fired, worst first."""
         return tuple(f for f in self.findings if f.outcome is Outcome.FIRED)
 
-    def undecided(self) -> tuple[Finding, ...]:
-        """Rules that could not be decided, with the facts they lacked."""
-        return tuple(f for f in self.findings if f.outcome is Outcome.UNDECIDED)
-
 
 def build_report(
     snapshot: Snapshot,

@@ -1,0 +1,33 @@
+"""Click options shared by several commands, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def output_option(what: str) -> Decorator:
+    """``--output/-o FILE``: written only once the command succeeded."""
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=f"Write {what} to FILE instead of stdout (created only when the run succeeds).",
+    )
+
+
+def snapshot_option(use: str) -> Decorator:
+    """``--snapshot FILE``: work from a saved ``te-doctor probe --format json`` snapshot."""
+    return click.option(
+        "--snapshot", "snapshot_file", type=click.Path(dir_okay=False, path_type=Path), help=use
+    )
+
+
+def python_option(use: str) -> Decorator:
+    """``--python PATH``: the interpreter (venv) to diagnose instead of te-doctor's own."""
+    return click.option("--python", metavar="PATH", help=use)
