@@ -5,7 +5,8 @@ how values compare (versions with ``packaging``, compute capabilities as integer
 parsed with one regular expression and a literal parser per type: no ``eval``, ``exec`` or
 ``ast``. Regexes compile when the rule loads. Evaluation is three-valued (Kleene): a leaf over
 an unknown fact is UNKNOWN; over an absent fact it is FALSE (the thing does not exist, so no
-comparison holds), except ``is missing`` / ``is present``.
+comparison holds). ``is missing`` / ``is present`` test absence and presence (unknown stays
+unknown); ``is unknown`` is true exactly when a probe could not tell.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class ConditionError(ValueError):
 _LEAF = re.compile(
     r"^(?P<path>[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+)\s+"
     r"(?P<op>==|!=|<=|>=|<|>|not in|in|satisfies|not matches|matches|not contains|contains"
-    r"|is missing|is present)(?:\s+(?P<operand>.+?))?\s*$"
+    r"|is missing|is present|is unknown)(?:\s+(?P<operand>.+?))?\s*$"
 )
 _QUANTIFIERS = ("gpus.any.", "gpus.all.")
 _ORDERED = {FactType.VERSION, FactType.CC, FactType.INT}
@@ -54,7 +55,7 @@ OPERATORS: Mapping[FactType, frozenset[str]] = {
     FactType.TEXT: frozenset({"matches", "not matches"}),
     FactType.LIST: frozenset({"contains", "not contains"}),
 }
-_PRESENCE = frozenset({"is missing", "is present"})
+_PRESENCE = frozenset({"is missing", "is present", "is unknown"})
 
 
 def spec_of(path: str) -> FactSpec | None:
@@ -92,8 +93,12 @@ class Leaf:
         self, lookup: Callable[[str], Fact[Any]], others: Callable[[str], Fact[Any]]
     ) -> tuple[Truth, tuple[str, ...]]:
         fact = lookup(self.path)
+        if self.op == "is unknown":
+            return _truth(fact.state is FactState.UNKNOWN), ()
         if self.op in _PRESENCE:
-            missing = fact.state is not FactState.KNOWN
+            if fact.state is FactState.UNKNOWN:  # not known either way: neither missing nor present
+                return Truth.UNKNOWN, (self.path,)
+            missing = fact.state is FactState.ABSENT
             return _truth(missing if self.op == "is missing" else not missing), ()
         if fact.state is FactState.UNKNOWN:
             return Truth.UNKNOWN, (self.path,)

@@ -28,20 +28,27 @@ class FlatFacts:
 
     values: Mapping[str, Fact[Any]]
     gpus: tuple[Mapping[str, Fact[Any]], ...]
+    #: False when the environment variables were not all recorded (a pasted bug report).
+    environment_complete: bool = True
 
     def get(self, path: str) -> Fact[Any]:
-        """The fact at ``path``; family members that were not found are absent (or unknown)."""
+        """The fact at ``path``; family members that were not found are absent (or unknown).
+
+        A package missing from a complete package list is absent; with no complete list (a
+        failed probe, a pasted report without ``pip list``) it is unknown.
+        """
         if path in self.values:
             return self.values[path]
         family, _, name = path.partition(".")
         if family == "packages":
-            state = self.values["packages.duplicate_count"]
-            if state.state is FactState.UNKNOWN:
-                return Fact.unknown(state.reason, "packages")
+            listing = self.values.get("packages.duplicate_count")
+            if listing is None or listing.state is FactState.UNKNOWN:
+                reason = listing.reason if listing else "no complete package list"
+                return Fact.unknown(reason, "packages")
             return Fact.absent(f"{name.replace('_', '-')} is not installed", "packages")
-        if family == "env":
+        if family == "env" and self.environment_complete:
             return Fact.absent(f"{name} is not set", "environment")
-        return Fact.unknown(f"{path} was not recorded in this snapshot", "snapshot")
+        return Fact.unknown(f"{path} was not recorded", "snapshot")
 
 
 def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:

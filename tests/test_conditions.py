@@ -95,11 +95,17 @@ def test_unknown_facts_are_unknown_and_absent_facts_are_false(leaf: str) -> None
     assert truth(leaf, {}) is U  # not recorded at all: unknown, never passed
 
 
-def test_presence_is_always_decided() -> None:
+def test_presence_absence_and_unknown() -> None:
     assert truth("driver.version is missing", {"driver.version": "<absent>"}) is T
-    assert truth("driver.version is missing", {"driver.version": "<unknown>"}) is T
+    assert truth("driver.version is missing", {"driver.version": "550.54.15"}) is F
     assert truth("driver.version is present", {"driver.version": "550.54.15"}) is T
     assert truth("packages.flash_attn is present", {"packages.duplicate_count": 0}) is F
+    # a probe that could not tell: neither missing nor present, but "is unknown"
+    assert truth("driver.version is missing", {"driver.version": "<unknown>"}) is U
+    assert truth("driver.version is present", {"driver.version": "<unknown>"}) is U
+    assert truth("driver.version is unknown", {"driver.version": "<unknown>"}) is T
+    assert truth("driver.version is unknown", {"driver.version": "<absent>"}) is F
+    assert truth("packages.flash_attn is present", {}) is U  # no package list at all
 
 
 def test_fact_to_fact_comparison() -> None:
