@@ -11,8 +11,10 @@ from pathlib import Path
 import click
 
 from te_doctor import __version__
-from te_doctor.cli_check import check, explain, list_rules, plan, write
+from te_doctor.cli_check import check, explain, list_rules, write
 from te_doctor.cli_options import output_option, python_option, snapshot_option
+from te_doctor.cli_plan import plan
+from te_doctor.cli_triage import triage
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
@@ -77,6 +79,7 @@ cli.add_command(check)
 cli.add_command(list_rules)
 cli.add_command(explain)
 cli.add_command(plan)
+cli.add_command(triage)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -133,7 +133,7 @@ def _driver(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         "visible_gpu_count",
     ):
         values[f"driver.{name}"] = getattr(driver, name)
-    values["driver.cuda_major"] = _major(driver.cuda_version)
+    values["driver.cuda_major"] = major_of(driver.cuda_version)
 
 
 def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -141,15 +141,15 @@ def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     values.update(
         {
             "cuda.toolkit_version": cuda.toolkit_version,
-            "cuda.toolkit_major": _major(cuda.toolkit_version),
+            "cuda.toolkit_major": major_of(cuda.toolkit_version),
             "cuda.toolkit_count": Fact.of(len(cuda.toolkits), DERIVED),
             "cuda.runtime_version": cuda.runtime_version,
-            "cuda.runtime_major": _major(cuda.runtime_version),
+            "cuda.runtime_major": major_of(cuda.runtime_version),
             "cuda.cublas_version": cuda.cublas_version,
             "cuda.nvrtc_version": cuda.nvrtc_version,
             "cuda.cudart_copies": Fact.of(sum(c.name == "cudart" for c in cuda.libraries), DERIVED),
             "cudnn.version": cudnn.version,
-            "cudnn.major": _major(cudnn.version),
+            "cudnn.major": major_of(cudnn.version),
             "cudnn.header_version": cudnn.header_version,
             "cudnn.copy_count": Fact.of(len(cudnn.copies), DERIVED),
             "cudnn.distinct_versions": Fact.of(
@@ -198,7 +198,7 @@ def _torch_and_te(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         {
             "torch.version": torch.version,
             "torch.cuda_version": torch.cuda_version,
-            "torch.cuda_major": _major(torch.cuda_version),
+            "torch.cuda_major": major_of(torch.cuda_version),
             "torch.hip_version": torch.hip_version,
             "torch.debug": torch.debug,
             "torch.cuda_arch_list": torch.cuda_arch_list,
@@ -339,7 +339,8 @@ def _cc_key(cc: str) -> tuple[int, int]:
     return int(major), int(minor or 0)
 
 
-def _major(fact: Fact[Any]) -> Fact[int]:
+def major_of(fact: Fact[Any]) -> Fact[int]:
+    """The major of a version fact (``12.4`` -> 12), missing for the same reason."""
     if fact.value is None:
         return Fact(fact.state, None, fact.reason, fact.source)
     try:

@@ -47,6 +47,16 @@ def scrub_text(text: str, secrets: tuple[str, ...]) -> str:
     return _URL_CREDENTIALS.sub(rf"\1{REDACTED}@", text)
 
 
+_HOME_PATH = re.compile(r"(/home/|/Users/|\\Users\\)[^/\\\s]+")
+
+
+def redact_pasted_text(text: str) -> str:
+    """Text printed for pasting (triage): no tokens, URL credentials, home names, GPU UUIDs."""
+    text = scrub_text(text, ())
+    text = _HOME_PATH.sub(lambda m: f"{m.group(1)}<user>", text)
+    return _GPU_UUID.sub(lambda m: f"{m.group(1)}-{REDACTED}", text)
+
+
 def scrub_secrets(snapshot: Snapshot, env: Mapping[str, str]) -> Snapshot:
     """The snapshot with every secret removed from every string in it."""
     secrets = secret_values(env)

@@ -1,0 +1,67 @@
+"""The ``triage`` command (wiring only; parsing and diagnosis live in te_doctor/triage/)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from te_doctor.cli_check import RULES_DIR, write
+from te_doctor.cli_options import output_option
+from te_doctor.errors import TeDoctorError
+
+
+@click.command()
+@click.argument("source", metavar="FILE|-")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@output_option("the diagnosis")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Keep user names, home paths, tokens and GPU UUIDs in the output.",
+)
+@RULES_DIR
+def triage(
+    source: str,
+    output_format: str,
+    output: Path | None,
+    no_redact: bool,
+    rules_dirs: tuple[Path, ...],
+) -> None:
+    """Diagnose from pasted text (collect_env, nvidia-smi, pip list, tracebacks, ...)."""
+    from te_doctor.check import load_rule_set
+    from te_doctor.redact import redact_pasted_text
+    from te_doctor.render.triage_render import TRIAGE_RENDERERS
+    from te_doctor.triage.diagnose import diagnose, pasted_facts
+    from te_doctor.triage.parsers import parse_report
+
+    parsed = parse_report(read_pasted(source))
+    rules, _ = load_rule_set(rules_dirs)
+    facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
+    text = TRIAGE_RENDERERS[output_format](diagnose(facts, rules, parsed.formats))
+    write(text if no_redact else redact_pasted_text(text), output)
+
+
+#: Far more than any bug report; the parsers also bound what they scan.
+MAX_PASTE_BYTES = 200 * 2**20
+
+
+def read_pasted(source: str) -> str:
+    """The text of FILE, or of stdin for ``-``; undecodable bytes are replaced, never fatal."""
+    data: bytes
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_PASTE_BYTES)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(MAX_PASTE_BYTES)
+    except OSError as exc:
+        raise TeDoctorError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    return data.decode("utf-8", errors="replace")

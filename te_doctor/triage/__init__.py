@@ -1,0 +1,1 @@
+"""Bug-report triage: diagnose a machine from text someone pasted."""

@@ -1,0 +1,137 @@
+"""Diagnose a machine from pasted text: the same rules as a live check, ranked for a maintainer.
+
+Facts come only from what the text states; everything else is unknown (never guessed), so
+rules that need it are "undecided" and turn into "ask the reporter for ..." lines. Errors come
+first, and among them the ones that match the pasted error text first of all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from te_doctor.engine import Finding, Outcome, evaluate
+from te_doctor.facts import Fact
+from te_doctor.flatten import FlatFacts
+from te_doctor.rules import Rule
+
+SOURCE = "triage"
+#: Smoke facts other than the error text: a pasted report never ran te-doctor's smoke test.
+_NO_SMOKE = (
+    "smoke.outcome",
+    "smoke.stage",
+    "smoke.torch_cuda_available",
+    "smoke.torch_device_capability",
+    "smoke.torch_cudnn_version",
+    "smoke.verified",
+    "smoke.failed_checks",
+    "smoke.numerics_failures",
+    "smoke.failed_check_count",
+    "smoke.numerics_failure_count",
+    "smoke.loaded_cudnn_copies",
+)
+_MAJORS = (
+    ("torch.cuda_version", "torch.cuda_major"),
+    ("driver.cuda_version", "driver.cuda_major"),
+    ("cuda.toolkit_version", "cuda.toolkit_major"),
+    ("cuda.runtime_version", "cuda.runtime_major"),
+    ("cudnn.version", "cudnn.major"),
+)
+#: Fact prefix -> what to ask the reporter for, to settle rules that need those facts.
+ASK_FOR: tuple[tuple[str, str], ...] = (
+    ("smoke.error", "the full error message and traceback"),
+    ("driver.", "the output of `nvidia-smi`"),
+    ("gpus.", "the output of `nvidia-smi`"),
+    ("gpu.", "the output of `nvidia-smi`"),
+    ("torch.", "the output of `python -m torch.utils.collect_env`"),
+    ("host.", "the output of `python -m torch.utils.collect_env`"),
+    ("cuda.toolkit", "the output of `nvcc --version`"),
+    ("packages.", "the output of `pip list`"),
+    ("te.", "the output of `te-doctor probe --format json --redact`"),
+    ("cuda.", "the output of `te-doctor probe --format json --redact`"),
+    ("cudnn.", "the output of `te-doctor probe --format json --redact`"),
+    ("build.", "the output of `te-doctor plan --format markdown`"),
+    ("env.", "the relevant environment variables (`env | grep -E 'CUDA|NVTE|NCCL'`)"),
+    ("smoke.", "the output of `te-doctor check --format markdown`"),
+    ("plan.", "the output of `te-doctor plan --format markdown`"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Information to ask the reporter for, and how many undecided rules it would settle."""
+
+    what: str
+    settles: int
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Likely causes (ranked), what could not be decided, and what to ask for."""
+
+    formats: tuple[str, ...]
+    facts_found: Mapping[str, str]
+    causes: tuple[Finding, ...]
+    undecided: tuple[Finding, ...]
+    ask_for: tuple[Request, ...]
+
+
+def pasted_facts(
+    facts: Mapping[str, object], sources: Mapping[str, str], error_text: str
+) -> FlatFacts:
+    """FlatFacts holding only what the text stated (everything else is unknown)."""
+    values: dict[str, Fact[Any]] = {
+        path: Fact.of(value, f"{SOURCE}: {sources.get(path, 'pasted text')}")
+        for path, value in facts.items()
+    }
+    values.update(
+        {path: Fact.absent("a pasted report has no smoke test", SOURCE) for path in _NO_SMOKE}
+    )
+    if error_text:
+        values["smoke.error_text"] = Fact.of(error_text, f"{SOURCE}: pasted error")
+        last = [line.strip() for line in error_text.splitlines() if line.strip()][-1:]
+        values["smoke.error_line"] = Fact.of(
+            last[0][:300] if last else "", f"{SOURCE}: pasted error"
+        )
+    gpu = {path: fact for path, fact in values.items() if path.startswith("gpu.")}
+    count = values.get("gpus.count")
+    gpus: tuple[Mapping[str, Fact[Any]], ...] = (
+        (gpu,) if gpu and (count is None or count.value) else ()
+    )
+    return FlatFacts(values, gpus, environment_complete=False)
+
+
+def diagnose(facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = ()) -> Diagnosis:
+    """Evaluate every rule and rank the findings for a bug report."""
+    findings = evaluate(facts, rules)
+    reads_error = {r.id for r in rules if any(p.startswith("smoke.error") for p in r.facts_used())}
+    fired = [f for f in findings if f.outcome is Outcome.FIRED]
+    causes = sorted(
+        fired, key=lambda f: (f.rule_id not in reads_error, -f.severity.rank, f.rule_id)
+    )
+    undecided = tuple(f for f in findings if f.outcome is Outcome.UNDECIDED)
+    return Diagnosis(
+        formats=tuple(formats),
+        facts_found={
+            p: str(f.value)
+            for p, f in sorted(facts.values.items())
+            if f.known and f.source.startswith(SOURCE) and not p.startswith("smoke.")
+        },
+        causes=tuple(causes),
+        undecided=undecided,
+        ask_for=_requests(undecided),
+    )
+
+
+def _requests(undecided: Sequence[Finding]) -> tuple[Request, ...]:
+    counts: Counter[str] = Counter()
+    for finding in undecided:
+        wanted = {_ask(missing.path) for missing in finding.missing}
+        counts.update(w for w in wanted if w)
+    return tuple(Request(what, n) for what, n in counts.most_common())
+
+
+def _ask(path: str) -> str:
+    return next((what for prefix, what in ASK_FOR if path.startswith(prefix)), "")

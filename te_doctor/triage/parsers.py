@@ -1,0 +1,167 @@
+"""Read facts from a pasted bug report: collect_env, nvidia-smi, nvcc, pip, te-doctor, tracebacks.
+
+:func:`parse_report` runs every format's parser over the same cleaned-up text (see
+:func:`te_doctor.triage.parse_common.prepare`) and merges what they found. It never guesses:
+a fact is recorded only when the text states it, and when two places in the text state
+different values for the same fact (a report that compares two machines, two users'
+outputs in one thread) the fact is dropped and listed in ``conflicts`` instead. It never
+raises: a parser that fails contributes nothing, and the others still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+from te_doctor.conditions import spec_of
+from te_doctor.fact_paths import FactType
+from te_doctor.triage import (
+    parse_collect_env,
+    parse_errors,
+    parse_nvidia,
+    parse_packages,
+    parse_te_doctor,
+)
+from te_doctor.triage.parse_common import Findings, Observation, Report, prepare
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What a pasted report states, by fact path, with where each fact was read."""
+
+    facts: Mapping[str, object]  # fact path -> value of the declared type
+    sources: Mapping[str, str]  # fact path -> where it came from
+    error_text: str  # every traceback / error line found, joined with newlines
+    formats: tuple[str, ...]  # which report kinds were recognised
+    #: fact path -> the different values the text states for it (those paths are not facts)
+    conflicts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+#: Parsers in priority order: the first to state a value gives the fact its source.
+_PARSERS: tuple[Callable[[Report], Findings], ...] = (
+    parse_te_doctor.parse,
+    parse_collect_env.parse,
+    parse_nvidia.parse,
+    parse_packages.parse,
+)
+_PYTHON_TYPES: Mapping[FactType, type] = {
+    FactType.VERSION: str,
+    FactType.CC: str,
+    FactType.INT: int,
+    FactType.BOOL: bool,
+    FactType.STR: str,
+    FactType.TEXT: str,
+    FactType.LIST: tuple,
+}
+
+
+def parse_report(text: str) -> Parsed:
+    """Every fact, error line and report kind found in ``text``; never raises."""
+    try:
+        return _parse(_as_text(text))
+    except Exception:  # noqa: BLE001 - a bug in the merge must not take triage down either
+        return Parsed({}, {}, "", ())
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return ""
+
+
+def _parse(text: str) -> Parsed:
+    report = prepare(text)
+    results = [_safely(parser, report) for parser in _PARSERS]
+    owned = [span for found in results for span in found.owned_lines]
+    try:
+        error_text, errors = parse_errors.parse(report, owned)
+    except Exception:  # noqa: BLE001 - a parser bug yields no errors, not a crash
+        error_text, errors = "", Findings()
+    results.append(errors)
+    facts, sources, conflicts = _merge(obs for found in results for obs in found.observations)
+    _derive(facts, sources, conflicts)
+    formats = tuple(dict.fromkeys(fmt for found in results for fmt in found.formats))
+    return Parsed(facts, sources, error_text, formats, conflicts)
+
+
+def _safely(parser: Callable[[Report], Findings], report: Report) -> Findings:
+    try:
+        return parser(report)
+    except Exception:  # noqa: BLE001 - a parser bug yields no facts from it, not a crash
+        return Findings()
+
+
+def _merge(
+    observations: Iterable[Observation],
+) -> tuple[dict[str, object], dict[str, str], dict[str, tuple[str, ...]]]:
+    """First value per path wins; a path stated with two different values is a conflict."""
+    facts: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    clashing: dict[str, list[object]] = {}
+    for obs in observations:
+        kind = _kind(obs)
+        if kind is None:
+            continue
+        if obs.path in clashing:
+            if not any(_same(kind, obs.value, v) for v in clashing[obs.path]):
+                clashing[obs.path].append(obs.value)
+        elif obs.path not in facts:
+            facts[obs.path] = obs.value
+            sources[obs.path] = obs.source
+        elif not _same(kind, facts[obs.path], obs.value):
+            clashing[obs.path] = [facts.pop(obs.path), obs.value]
+            sources.pop(obs.path)
+    conflicts = {path: tuple(_show(v) for v in values) for path, values in clashing.items()}
+    return facts, sources, conflicts
+
+
+def _show(value: object) -> str:
+    return ", ".join(value) if isinstance(value, tuple) else str(value)
+
+
+def _kind(obs: Observation) -> FactType | None:
+    """The declared type of ``obs.path`` if ``obs.value`` has it, else None (dropped)."""
+    spec = spec_of(obs.path)
+    if spec is None:
+        return None
+    expected = _PYTHON_TYPES[spec.type]
+    value = obs.value
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        return None
+    if isinstance(value, tuple) and not all(isinstance(item, str) for item in value):
+        return None
+    return spec.type
+
+
+def _same(kind: FactType, left: object, right: object) -> bool:
+    if left == right:
+        return True
+    if kind is FactType.VERSION:
+        try:
+            return Version(str(left)) == Version(str(right))
+        except InvalidVersion:
+            return left == right
+    if kind is FactType.CC:
+        return _cc(str(left)) == _cc(str(right))
+    return left == right
+
+
+def _cc(text: str) -> tuple[str, ...]:
+    major, _, minor = text.partition(".")
+    return (major.lstrip("0") or "0", minor or "0")
+
+
+def _derive(
+    facts: dict[str, object], sources: dict[str, str], conflicts: Mapping[str, object]
+) -> None:
+    """``te.version`` is the version of the ``transformer-engine`` distribution."""
+    te = facts.get("packages.transformer_engine")
+    if te is not None and "te.version" not in facts and "te.version" not in conflicts:
+        facts["te.version"] = te
+        sources["te.version"] = (
+            "packages.transformer_engine: " + sources["packages.transformer_engine"]
+        )
