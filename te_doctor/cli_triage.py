@@ -65,3 +65,36 @@ def read_pasted(source: str) -> str:
     except OSError as exc:
         raise TeDoctorError(f"{source}: cannot read: {exc.strerror or exc}") from None
     return data.decode("utf-8", errors="replace")
+
+
+@click.command()
+@click.argument("left", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("right", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@output_option("the comparison")
+@RULES_DIR
+def diff(
+    left: Path,
+    right: Path | None,
+    output_format: str,
+    output: Path | None,
+    rules_dirs: tuple[Path, ...],
+) -> None:
+    """Compare two snapshots (or a snapshot and this machine): what differs, what it explains."""
+    from te_doctor.check import load_rule_set, take_snapshot
+    from te_doctor.diff import compare
+    from te_doctor.flatten import flatten
+    from te_doctor.render.diff_render import DIFF_RENDERERS
+
+    rules, _ = load_rule_set(rules_dirs)
+    first = take_snapshot(left, None)
+    second = take_snapshot(right, None)  # no second file: this machine, probed now
+    names = (str(left), str(right) if right else "this machine")
+    comparison = compare(flatten(first), flatten(second), rules, names)
+    write(DIFF_RENDERERS[output_format](comparison), output)
