@@ -14,7 +14,7 @@ from te_doctor import __version__
 from te_doctor.cli_check import check, explain, list_rules, write
 from te_doctor.cli_options import output_option, python_option, snapshot_option
 from te_doctor.cli_plan import plan
-from te_doctor.cli_triage import diff, triage
+from te_doctor.cli_triage import diff, fleet, triage
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
@@ -81,6 +81,7 @@ cli.add_command(explain)
 cli.add_command(plan)
 cli.add_command(triage)
 cli.add_command(diff)
+cli.add_command(fleet)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
