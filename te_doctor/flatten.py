@@ -62,6 +62,7 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     values.update(
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
+    add_majors(values)
     values.update(_smoke(snapshot))
     values.update(
         {p: Fact.absent("no install plan", "plan") for p in FACT_TYPES if p.startswith("plan.")}
@@ -133,7 +134,6 @@ def _driver(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         "visible_gpu_count",
     ):
         values[f"driver.{name}"] = getattr(driver, name)
-    values["driver.cuda_major"] = major_of(driver.cuda_version)
 
 
 def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -141,15 +141,12 @@ def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     values.update(
         {
             "cuda.toolkit_version": cuda.toolkit_version,
-            "cuda.toolkit_major": major_of(cuda.toolkit_version),
             "cuda.toolkit_count": Fact.of(len(cuda.toolkits), DERIVED),
             "cuda.runtime_version": cuda.runtime_version,
-            "cuda.runtime_major": major_of(cuda.runtime_version),
             "cuda.cublas_version": cuda.cublas_version,
             "cuda.nvrtc_version": cuda.nvrtc_version,
             "cuda.cudart_copies": Fact.of(sum(c.name == "cudart" for c in cuda.libraries), DERIVED),
             "cudnn.version": cudnn.version,
-            "cudnn.major": major_of(cudnn.version),
             "cudnn.header_version": cudnn.header_version,
             "cudnn.copy_count": Fact.of(len(cudnn.copies), DERIVED),
             "cudnn.distinct_versions": Fact.of(
@@ -198,7 +195,6 @@ def _torch_and_te(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         {
             "torch.version": torch.version,
             "torch.cuda_version": torch.cuda_version,
-            "torch.cuda_major": major_of(torch.cuda_version),
             "torch.hip_version": torch.hip_version,
             "torch.debug": torch.debug,
             "torch.cuda_arch_list": torch.cuda_arch_list,
@@ -337,6 +333,23 @@ def _runs_on(archs: Fact[tuple[str, ...]], gpu: GpuFacts) -> Fact[bool]:
 def _cc_key(cc: str) -> tuple[int, int]:
     major, _, minor = cc.partition(".")
     return int(major), int(minor or 0)
+
+
+#: Version facts and the major-number facts derived from them.
+MAJORS = (
+    ("driver.cuda_version", "driver.cuda_major"),
+    ("torch.cuda_version", "torch.cuda_major"),
+    ("cuda.toolkit_version", "cuda.toolkit_major"),
+    ("cuda.runtime_version", "cuda.runtime_major"),
+    ("cudnn.version", "cudnn.major"),
+)
+
+
+def add_majors(values: dict[str, Fact[Any]]) -> None:
+    """Derive every ``*_major`` fact whose version fact is present and the major is not."""
+    for version, major in MAJORS:
+        if version in values and major not in values:
+            values[major] = major_of(values[version])
 
 
 def major_of(fact: Fact[Any]) -> Fact[int]:

@@ -7,7 +7,6 @@ environment variables that enable it in a training script.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +14,7 @@ from typing import Any
 
 from te_doctor.conditions import Condition
 from te_doctor.rules import RuleFileError, builtin_rules_dir, parse_condition
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from te_doctor.toml_compat import tomllib
 
 PATHS_FILE = "paths.toml"
 _KEYS = ("id", "title", "families", "requires", "verified_by", "device", "snippet", "env")

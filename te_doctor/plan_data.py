@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from te_doctor.rules import Rule, RuleFileError, builtin_rules_dir, load_rule_file
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from te_doctor.toml_compat import tomllib
 
 PLAN_DIR = "plan"
 RELEASES = "releases.toml"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import enum
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -20,11 +19,7 @@ from typing import Any, cast
 from te_doctor.conditions import Condition, ConditionError, parse_leaf, spec_of
 from te_doctor.errors import TeDoctorError
 from te_doctor.fact_paths import FactType
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from te_doctor.toml_compat import tomllib
 
 RULE_FILE_SCHEMA = 1
 ABSENT, UNKNOWN = "<absent>", "<unknown>"

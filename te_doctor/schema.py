@@ -23,29 +23,31 @@ _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 def snapshot_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) describing a snapshot of the current schema version."""
-    definitions: dict[str, Any] = {}
-    root = _record_schema(Snapshot, definitions)
-    root["properties"]["schema_version"] = {"const": SCHEMA_VERSION}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://te-doctor/snapshot/v{SCHEMA_VERSION}.json",
-        "title": "te-doctor snapshot",
-        **root,
-        "$defs": dict(sorted(definitions.items())),
-    }
+    return _document(
+        Snapshot,
+        "te-doctor snapshot",
+        f"snapshot/v{SCHEMA_VERSION}",
+        "schema_version",
+        SCHEMA_VERSION,
+    )
 
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of ``te-doctor check --format json`` output."""
     from te_doctor.report import REPORT_SCHEMA, Report
 
+    return _document(Report, "te-doctor check report", REPORT_SCHEMA, "schema", REPORT_SCHEMA)
+
+
+def _document(cls: Any, title: str, name: str, version_key: str, version: object) -> dict[str, Any]:
+    """A standalone draft 2020-12 schema for the dataclass ``cls``, its version pinned."""
     definitions: dict[str, Any] = {}
-    root = _record_schema(Report, definitions)
-    root["properties"]["schema"] = {"const": REPORT_SCHEMA}
+    root = _record_schema(cls, definitions)
+    root["properties"][version_key] = {"const": version}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://te-doctor/{REPORT_SCHEMA}.json",
-        "title": "te-doctor check report",
+        "$id": f"https://te-doctor/{name}.json",
+        "title": title,
         **root,
         "$defs": dict(sorted(definitions.items())),
     }

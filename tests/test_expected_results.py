@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,11 +10,7 @@ from te_doctor.check import run_check
 from te_doctor.engine import Outcome
 from te_doctor.report import GateOptions
 from te_doctor.snapshot_file import load
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from te_doctor.toml_compat import tomllib
 
 HERE = Path(__file__).parent
 SLUGS = sorted(p.stem for p in (HERE / "fixtures").glob("*.json"))

@@ -26,11 +26,7 @@ import pytest
 from te_doctor.smoke import child
 from te_doctor.smoke.runner import CHILD, run_smoke
 from te_doctor.snapshot import SmokeCheck, SmokeFacts
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from te_doctor.toml_compat import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 GPU_CHECKS = (

@@ -13,31 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from te_doctor.engine import Finding, Outcome, evaluate
+from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
+from te_doctor.flatten import FlatFacts, add_majors
 from te_doctor.rules import Rule
 
 SOURCE = "triage"
 #: Smoke facts other than the error text: a pasted report never ran te-doctor's smoke test.
-_NO_SMOKE = (
-    "smoke.outcome",
-    "smoke.stage",
-    "smoke.torch_cuda_available",
-    "smoke.torch_device_capability",
-    "smoke.torch_cudnn_version",
-    "smoke.verified",
-    "smoke.failed_checks",
-    "smoke.numerics_failures",
-    "smoke.failed_check_count",
-    "smoke.numerics_failure_count",
-    "smoke.loaded_cudnn_copies",
-)
-_MAJORS = (
-    ("torch.cuda_version", "torch.cuda_major"),
-    ("driver.cuda_version", "driver.cuda_major"),
-    ("cuda.toolkit_version", "cuda.toolkit_major"),
-    ("cuda.runtime_version", "cuda.runtime_major"),
-    ("cudnn.version", "cudnn.major"),
+_NO_SMOKE = tuple(
+    path for path in FACT_TYPES if path.startswith("smoke.") and not path.startswith("smoke.error")
 )
 #: Fact prefix -> what to ask the reporter for, to settle rules that need those facts.
 ASK_FOR: tuple[tuple[str, str], ...] = (
@@ -89,6 +73,7 @@ def pasted_facts(
     values.update(
         {path: Fact.absent("a pasted report has no smoke test", SOURCE) for path in _NO_SMOKE}
     )
+    add_majors(values)  # derived, as flatten() derives them for a live machine
     if error_text:
         values["smoke.error_text"] = Fact.of(error_text, f"{SOURCE}: pasted error")
         last = [line.strip() for line in error_text.splitlines() if line.strip()][-1:]
