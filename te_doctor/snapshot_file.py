@@ -21,7 +21,8 @@ def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        truncated = text.strip() and not text.rstrip().endswith(("}", "]"))
+        stripped = text.strip()
+        truncated = stripped.startswith("{") and not stripped.endswith("}")
         hint = " (the file looks truncated)" if truncated else ""
         raise SnapshotError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
