@@ -75,10 +75,18 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
         table = _expect(dict, data, where, "an object")
         return {key: _decode(value_type, value, f"{where}.{key}") for key, value in table.items()}
     if origin in (types.UnionType, typing.Union):
-        raise TypeError(f"union types are not supported in snapshots ({where})")
+        return _decode_optional(get_args(tp), data, where)
     if tp in _SCALARS:
         return _decode_scalar(tp, data, where)
     raise TypeError(f"unsupported snapshot field type {tp!r} at {where}")
+
+
+def _decode_optional(options: tuple[Any, ...], data: Any, where: str) -> Any:
+    """``X | None``: null, or an ``X``; other unions are not part of any record."""
+    present = [option for option in options if option is not type(None)]
+    if len(present) != 1 or len(options) != 2:
+        raise TypeError(f"only ``X | None`` unions are supported ({where})")
+    return None if data is None else _decode(present[0], data, where)
 
 
 def _decode_scalar(tp: type, data: Any, where: str) -> Any:
