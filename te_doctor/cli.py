@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from te_doctor import __version__
+from te_doctor.cli_bench import bench
 from te_doctor.cli_check import check, explain, list_rules, write
 from te_doctor.cli_options import output_option, python_option, snapshot_option
 from te_doctor.cli_plan import plan
@@ -82,6 +83,7 @@ cli.add_command(plan)
 cli.add_command(triage)
 cli.add_command(diff)
 cli.add_command(fleet)
+cli.add_command(bench)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

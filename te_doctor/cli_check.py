@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -99,6 +100,7 @@ def check(
     rules_dirs: tuple[Path, ...],
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
+    from te_doctor.bench.citation import cite
     from te_doctor.check import run_check, take_snapshot
     from te_doctor.render import CHECK_RENDERERS, CheckFormat
     from te_doctor.report import GateOptions
@@ -106,6 +108,7 @@ def check(
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
     report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
+    report = dataclasses.replace(report, measured=cite(snapshot, report.recommendation.path))
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
         color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),

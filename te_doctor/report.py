@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from te_doctor.bench.citation import BenchCitation
 from te_doctor.engine import Finding, Outcome, evaluate
 from te_doctor.errors import TeDoctorError
 from te_doctor.flatten import FlatFacts
@@ -63,6 +64,8 @@ class Report:
     gate: Gate
     options: GateOptions
     probe_errors: tuple[ProbeStatus, ...]
+    #: The last ``te-doctor bench`` result for this machine, when one was saved.
+    measured: BenchCitation | None = None
 
     def fired(self) -> tuple[Finding, ...]:
         """Findings whose rule fired, worst first."""

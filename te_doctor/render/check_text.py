@@ -96,6 +96,21 @@ def _recommendation(report: Report, style: Style) -> list[str]:
     lines = [style.paint(f"Use: {chosen.path}: {chosen.title}. {proof}", "ok")]
     lines += [f"    {line}" for line in chosen.snippet.splitlines()]
     lines += [f"    export {name}={value}" for name, value in chosen.env.items()]
+    return lines + _measured(report)
+
+
+def _measured(report: Report) -> list[str]:
+    """The last bench result for this machine, when there is one."""
+    measured = report.measured
+    if measured is None:
+        return []
+    when = f"te-doctor bench, {measured.created_at}, {measured.workload}"
+    lines = [f"Measured here ({when}): {measured.verdict}"]
+    if measured.speedup is not None:
+        lines.append(
+            f"    {measured.path}: {measured.speedup:.3g}x {measured.baseline} "
+            f"({measured.component}); details: te-doctor bench --load {measured.file}"
+        )
     return lines
 
 

@@ -1,0 +1,93 @@
+"""Bench results kept per machine, so ``te-doctor check`` can cite the last one measured here.
+
+A machine is the facts a measurement depends on (GPU, driver, torch and its CUDA, TE, cuDNN,
+Python interpreter): the same facts give the same key, whatever te-doctor version ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from te_doctor.bench.record import BenchFileError, BenchMachine, BenchRun, load_run
+from te_doctor.facts import Fact
+from te_doctor.snapshot import Snapshot
+
+
+def default_store_dir() -> Path:
+    """``$XDG_CACHE_HOME/te-doctor/bench``, or ``~/.cache/te-doctor/bench``."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return root / "te-doctor" / "bench"
+
+
+def _text(fact: Fact[Any]) -> str:
+    return str(fact.value) if fact.known else ""
+
+
+def bench_machine(snapshot: Snapshot) -> BenchMachine:
+    """The facts of ``snapshot`` a bench result depends on (GPU 0 of the visible ones)."""
+    visible = [g for g in snapshot.gpus if g.visible]
+    first = visible[0] if visible else None
+    return BenchMachine(
+        hostname=_text(snapshot.host.hostname),
+        gpu=_text(first.name) if first else "",
+        compute_capability=_text(first.compute_capability) if first else "",
+        gpu_count=len(visible),
+        driver=_text(snapshot.driver.version),
+        torch=_text(snapshot.torch.version),
+        torch_cuda=_text(snapshot.torch.cuda_version),
+        transformer_engine=_text(snapshot.transformer_engine.version),
+        cudnn=_text(snapshot.cudnn.version),
+        python=_text(snapshot.host.python_executable),
+        cpu_count=snapshot.host.cpu_count.get() or 0,
+    )
+
+
+def machine_key(machine: BenchMachine) -> str:
+    """A stable hash of everything but the host name and CPU count."""
+    facts = [
+        machine.gpu,
+        machine.compute_capability,
+        machine.gpu_count,
+        machine.driver,
+        machine.torch,
+        machine.torch_cuda,
+        machine.transformer_engine,
+        machine.cudnn,
+        machine.python,
+    ]
+    return hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:24]
+
+
+def save(text: str, key: str, store: Path | None = None) -> Path:
+    """Write a result's JSON as the latest for ``key``, atomically; returns the file."""
+    directory = store or default_store_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{key}.json"
+    fd, temporary = tempfile.mkstemp(prefix=".bench-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return target
+
+
+def latest(key: str, store: Path | None = None) -> tuple[BenchRun, Path] | None:
+    """The last result saved for ``key``, or None (a corrupt file counts as none)."""
+    file = (store or default_store_dir()) / f"{key}.json"
+    if not file.is_file():
+        return None
+    try:
+        return load_run(file), file
+    except BenchFileError:
+        return None
