@@ -22,7 +22,7 @@ from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  success
-  1  check: the gate failed; plan: a blocker remains
+  1  check: the gate failed; plan: a blocker remains; bench: nothing measured
   2  bad input: a flag, rule file or snapshot
   3  internal error (a te-doctor bug: please report it)
   130 interrupted

@@ -142,6 +142,8 @@ def test_check_cites_the_bench_result_for_this_machine(
     assert (
         report["measured"]["path"] == "cpu" and report["measured"]["baseline"] == "torch-amp-bf16"
     )
+    markdown = te_doctor("check", "--no-smoke", "--format", "markdown", cache=cache).stdout
+    assert "- Measured here (" in markdown
     elsewhere = te_doctor("check", "--no-smoke", "--fail-on", "never", cache=tmp_path)
     assert "Measured here" not in elsewhere.stdout
 
@@ -238,3 +240,12 @@ def test_shapes_too_big_for_this_machine_measure_nothing_and_exit_1(tmp_path: Pa
     assert done.returncode == 1, done.stderr
     assert "Nothing could be measured." in done.stdout
     assert "these shapes need about " in done.stdout and "RAM has" in done.stdout
+
+
+def test_the_readme_example_is_the_recorded_result(tmp_path: Path) -> None:
+    root = Path(__file__).parents[1]
+    recorded = root / "benchmarks" / "results" / "cpu-gpt2-small.json"
+    shown = te_doctor("bench", "--load", str(recorded), cache=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "$ te-doctor bench\n" + shown.stdout in readme

@@ -172,7 +172,9 @@ def verdict(results: Sequence[ComponentResult], paths: Sequence[PathRun]) -> Ver
         tried = [r for r in results if r.precision in LOW_PRECISION]
         if not tried:
             return Verdict("no-fp8", f"{prefix}no FP8 path was benchmarked.", "", "", None)
-        why = "; ".join(sorted({f"{r.path}: {r.reason or r.status}" for r in tried if r.reason}))
+        # One reason per path, its smallest component's; measured ones lack only a baseline.
+        first = {r.path: r.reason for r in reversed(tried) if r.timing is None and r.reason}
+        why = "; ".join(f"{path}: {reason}" for path, reason in first.items())
         return Verdict(
             "no-fp8",
             f"{prefix}no FP8 result to compare with BF16 ({why or 'no BF16 baseline measured'}).",

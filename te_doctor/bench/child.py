@@ -154,6 +154,8 @@ class Path:
         self.autocast_dtype = getattr(torch, autocast) if autocast else None
         self.recipe = self._recipe(recipe) if recipe else None
         self.reference = False  # True while the FP32 reference runs
+        if path_id == "torch-fp32":  # the path as rules/paths.toml enables it: TF32 on
+            torch.backends.cuda.matmul.allow_tf32 = True
 
     def _recipe(self, name: str) -> Any:
         recipes = importlib.import_module("transformer_engine.common.recipe")
@@ -435,9 +437,10 @@ def preflight(path: Path, step_flops: float, budget_s: float) -> None:
     rate = 2 * size**3 / max(seconds, 1e-9)
     predicted = step_flops / rate  # the whole step at the forward GEMM's rate
     if predicted > budget_s:
+        shown = f"{predicted:.0f}" if predicted >= 10 else f"{predicted:.3g}"
         raise TooSlow(
             f"a {size}x{size}x{size} GEMM in this precision runs at {rate / 1e9:.3g} GFLOP/s "
-            f"here, so one step would take about {predicted:.3g} s, over the budget of "
+            f"here, so one step would take about {shown} s, over the budget of "
             f"{budget_s:.3g} s"
         )
 

@@ -30,6 +30,8 @@ def render_check_markdown(report: Report, style: Style) -> str:
         f"- Best execution path now: `{report.recommendation.path or 'none'}`",
     ]
     lines += [f"- Gate: {reason}" for reason in report.gate.reasons]
+    if report.measured is not None:
+        lines.append(f"- Measured here ({report.measured.created_at}): {report.measured.verdict}")
     shown = [f for f in report.findings if f.outcome is Outcome.FIRED or style.verbose]
     if shown:
         lines += ["", "| | Rule | Finding | Fix |", "|---|---|---|---|"]
