@@ -13,9 +13,10 @@ import click
 from te_doctor import __version__
 from te_doctor.cli_bench import bench
 from te_doctor.cli_check import check, explain, list_rules, write
+from te_doctor.cli_fleet import fleet
 from te_doctor.cli_options import output_option, python_option, snapshot_option
 from te_doctor.cli_plan import plan
-from te_doctor.cli_triage import diff, fleet, triage
+from te_doctor.cli_triage import diff, triage
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 

@@ -98,32 +98,3 @@ def diff(
     names = (str(left), str(right) if right else "this machine")
     comparison = compare(flatten(first), flatten(second), rules, names)
     write(DIFF_RENDERERS[output_format](comparison), output)
-
-
-@click.command()
-@click.argument(
-    "sources",
-    nargs=-1,
-    required=True,
-    metavar="DIR|FILE...",
-    type=click.Path(exists=True, path_type=Path),
-)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
-@output_option("the fleet summary")
-@RULES_DIR
-def fleet(
-    sources: tuple[Path, ...], output_format: str, output: Path | None, rules_dirs: tuple[Path, ...]
-) -> None:
-    """Aggregate many nodes' snapshots or check reports: verdicts, findings, odd nodes out."""
-    from te_doctor.check import load_rule_set
-    from te_doctor.fleet import aggregate, report_files
-    from te_doctor.render.fleet_render import FLEET_RENDERERS
-
-    rules, paths = load_rule_set(rules_dirs)
-    write(FLEET_RENDERERS[output_format](aggregate(report_files(sources), rules, paths)), output)

@@ -18,8 +18,13 @@ def dumps(snapshot: Snapshot) -> str:
 
 def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
     """Parse snapshot JSON; raise ``SnapshotError`` prefixed with ``name`` on any problem."""
+    return from_json_data(parse_json(text, name=name), name=name)
+
+
+def parse_json(text: str, *, name: str) -> object:
+    """JSON, or ``SnapshotError`` saying where it broke (and when the file looks truncated)."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         stripped = text.strip()
         truncated = stripped.startswith("{") and not stripped.endswith("}")
@@ -27,6 +32,10 @@ def loads(text: str, *, name: str = "<snapshot>") -> Snapshot:
         raise SnapshotError(
             f"{name}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         ) from None
+
+
+def from_json_data(data: object, *, name: str = "<snapshot>") -> Snapshot:
+    """A snapshot from parsed JSON (upgraded from older schemas); ``SnapshotError`` if not."""
     if not isinstance(data, dict):
         raise SnapshotError(f"{name}: expected a JSON object, got {type(data).__name__}")
     version = data.get("schema_version")

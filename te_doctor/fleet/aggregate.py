@@ -1,0 +1,303 @@
+"""``te-doctor fleet``: many nodes' reports, aggregated into something to act on and gate with.
+
+Nodes of one fleet are mostly identical, so snapshots are grouped by a key of everything but
+their per-node identity (hostname, GPU UUIDs, timestamps, ...) and the rules run once per
+distinct configuration: 10,000 nodes cost little more than the handful of configurations
+they share. The odd nodes out are the ones whose driver, CUDA, cuDNN, torch, TE or GPU count
+differs from the majority. Duplicated reports (the same node and task twice) keep the newest;
+reports made by another te-doctor version than the majority's are set aside, like unreadable
+ones; tasks that were launched but never reported are named.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from te_doctor import __version__
+from te_doctor.flatten import flatten
+from te_doctor.fleet.reading import Entry, RunManifest, Skipped, read_all
+from te_doctor.paths import ExecutionPath
+from te_doctor.report import GateOptions, Report, build_report
+from te_doctor.rules import Rule
+from te_doctor.snapshot_file import from_json_data
+
+#: What makes a node "odd" when it differs from the majority.
+SUMMARY = ("driver", "CUDA (driver)", "GPUs", "GPU", "torch", "cuDNN", "Transformer Engine")
+VERDICTS = {"ok": "", "timed-out": "timed out", "failed": "probe failed"}
+NAMES_IN_REASON = 5
+
+
+@dataclass(frozen=True, slots=True)
+class FleetOptions:
+    """The per-node gate, and what the fleet as a whole must show."""
+
+    gate: GateOptions = field(default_factory=GateOptions)
+    min_healthy: int | None = None
+    expect_nodes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One node's result; ``state`` is how its probe ended (ok, timed-out, failed)."""
+
+    name: str
+    file: str
+    job_id: str
+    task_id: str
+    state: str
+    detail: str
+    passed: bool
+    recommended: str
+    fired: tuple[str, ...]
+    summary: Mapping[str, str]
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.state] or ("pass" if self.passed else "fail")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetGate:
+    """Whether the reservation may go ahead: healthy nodes and every reason it may not."""
+
+    passed: bool
+    healthy: int
+    min_healthy: int | None
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """The fleet at a glance."""
+
+    nodes: tuple[Node, ...]
+    configurations: int
+    te_doctor_version: str
+    skipped: tuple[Skipped, ...]
+    duplicates: tuple[Skipped, ...]
+    missing: tuple[str, ...]
+    by_verdict: Mapping[str, tuple[str, ...]]
+    by_recommendation: Mapping[str, tuple[str, ...]]
+    by_finding: Mapping[str, tuple[str, ...]]
+    odd_nodes: Mapping[str, tuple[str, ...]]
+    gate: FleetGate
+
+
+def aggregate(
+    files: Iterable[Path],
+    rules: Sequence[Rule],
+    paths: Sequence[ExecutionPath],
+    options: FleetOptions | None = None,
+) -> Fleet:
+    """Read every file, set aside what cannot be used, evaluate the rest, judge the fleet."""
+    options = options or FleetOptions()
+    entries: list[Entry] = []
+    manifests: list[RunManifest] = []
+    skipped: list[Skipped] = []
+    for item in read_all(list(files)):
+        if isinstance(item, Entry):
+            entries.append(item)
+        elif isinstance(item, RunManifest):
+            manifests.append(item)
+        else:
+            skipped.append(item)
+    snapshots: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        if entry.snapshot is not None:
+            snapshots.setdefault(entry.configuration, entry.snapshot)
+    entries, duplicates = _newest_per_task(entries)
+    entries, version, mixed = _majority_version(entries)
+    skipped += mixed
+    results: dict[str, Report] = {}
+    nodes = _named([_node(e, snapshots, results, rules, paths, options.gate) for e in entries])
+    missing = _missing(manifests, entries, options.expect_nodes)
+    return Fleet(
+        nodes=tuple(nodes),
+        configurations=len(results),
+        te_doctor_version=version,
+        skipped=tuple(skipped),
+        duplicates=tuple(duplicates),
+        missing=missing,
+        by_verdict=_group(nodes, lambda n: [n.verdict]),
+        by_recommendation=_group(
+            nodes, lambda n: [n.recommended or "none"] if n.state == "ok" else []
+        ),
+        by_finding=_group(nodes, lambda n: list(n.fired)),
+        odd_nodes=_odd(nodes),
+        gate=_gate(nodes, skipped, missing, options),
+    )
+
+
+def _newest_per_task(entries: Sequence[Entry]) -> tuple[list[Entry], list[Skipped]]:
+    """One report per (node, task): the newest; the others are duplicates."""
+    newest: dict[tuple[str, str], Entry] = {}
+    duplicates: list[Skipped] = []
+    for entry in sorted(entries, key=lambda e: (e.created_at, e.file), reverse=True):
+        key = (entry.node, entry.task_id)
+        if key in newest:
+            kept = newest[key].file
+            duplicates.append(Skipped(entry.file, f"an older report of the same node: {kept}"))
+        else:
+            newest[key] = entry
+    order = {id(e): i for i, e in enumerate(entries)}
+    return sorted(newest.values(), key=lambda e: order[id(e)]), duplicates
+
+
+def _majority_version(entries: Sequence[Entry]) -> tuple[list[Entry], str, list[Skipped]]:
+    """Reports by the te-doctor version most nodes ran; the others are set aside."""
+    counts = Counter(e.version for e in entries)
+    if len(counts) < 2:
+        return list(entries), next(iter(counts), ""), []
+    majority = counts.most_common(1)[0][0]
+    mixed = [
+        Skipped(e.file, f"made by te-doctor {e.version}, most by {majority}: rerun it")
+        for e in entries
+        if e.version != majority
+    ]
+    return [e for e in entries if e.version == majority], majority, mixed
+
+
+def _node(
+    entry: Entry,
+    snapshots: Mapping[str, Mapping[str, Any]],
+    results: dict[str, Report],
+    rules: Sequence[Rule],
+    paths: Sequence[ExecutionPath],
+    options: GateOptions,
+) -> Node:
+    def node(
+        passed: bool, recommended: str, fired: tuple[str, ...], summary: Mapping[str, str]
+    ) -> Node:
+        return Node(
+            entry.node,
+            entry.file,
+            entry.job_id,
+            entry.task_id,
+            entry.state,
+            entry.detail,
+            passed,
+            recommended,
+            fired,
+            summary,
+        )
+
+    if entry.check is not None:
+        check = entry.check
+        return node(check.passed, check.recommended, check.fired, {})
+    if entry.state != "ok":
+        return node(False, "", (), {})
+    key = entry.configuration
+    if key not in results:
+        snapshot = from_json_data(dict(snapshots[key]), name=entry.file)
+        results[key] = build_report(snapshot, flatten(snapshot), rules, paths, options, __version__)
+    report = results[key]
+    fired = tuple(f.rule_id for f in report.fired())
+    return node(report.gate.passed, report.recommendation.path, fired, entry.summary)
+
+
+def _named(nodes: Sequence[Node]) -> list[Node]:
+    """Node names as shown: ``name[task]`` where several tasks ran on one node."""
+    counts = Counter(n.name for n in nodes)
+    return [
+        Node(
+            f"{n.name}[{n.task_id}]" if counts[n.name] > 1 and n.task_id else n.name,
+            n.file,
+            n.job_id,
+            n.task_id,
+            n.state,
+            n.detail,
+            n.passed,
+            n.recommended,
+            n.fired,
+            n.summary,
+        )
+        for n in nodes
+    ]
+
+
+def _missing(
+    manifests: Sequence[RunManifest], entries: Sequence[Entry], expect_nodes: int | None
+) -> tuple[str, ...]:
+    """Launched tasks without a report, and nodes short of ``--expect-nodes``."""
+    seen = {e.task_id for e in entries}
+    missing = [
+        f"task {task} of {m.job_name} ({m.launcher})"
+        for m in manifests
+        for task in range(m.expected_tasks)
+        if str(task) not in seen
+    ]
+    if expect_nodes is not None and len(entries) < expect_nodes:
+        missing.append(f"{expect_nodes - len(entries)} of --expect-nodes {expect_nodes} nodes")
+    return tuple(missing)
+
+
+def _gate(
+    nodes: Sequence[Node],
+    skipped: Sequence[Skipped],
+    missing: Sequence[str],
+    options: FleetOptions,
+) -> FleetGate:
+    """Without ``--min-healthy`` every node must pass; with it, that many must."""
+    healthy = sum(1 for n in nodes if n.passed)
+    problems = []
+    for verdict, what in (
+        ("fail", "failed the check"),
+        ("timed out", "timed out"),
+        ("probe failed", "could not be probed"),
+    ):
+        names = [n.name for n in nodes if n.verdict == verdict]
+        if names:
+            problems.append(f"{len(names)} node(s) {what}: {_shorten(names)}")
+    if missing:
+        problems.append(f"never reported: {_shorten(list(missing))}")
+    if skipped:
+        problems.append(
+            f"{len(skipped)} report(s) could not be used: "
+            f"{_shorten([Path(s.file).name for s in skipped])}"
+        )
+    if options.min_healthy is None:
+        passed = not problems and bool(nodes)
+        if not nodes:
+            problems.append("no node reported")
+    else:
+        passed = healthy >= options.min_healthy
+        if not passed:
+            problems.insert(
+                0, f"{healthy} healthy node(s), fewer than --min-healthy {options.min_healthy}"
+            )
+    return FleetGate(passed, healthy, options.min_healthy, tuple(problems))
+
+
+def _shorten(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_IN_REASON])
+    return shown + (
+        f" and {len(names) - NAMES_IN_REASON} more" if len(names) > NAMES_IN_REASON else ""
+    )
+
+
+def _group(nodes: Sequence[Node], keys: Callable[[Node], list[str]]) -> dict[str, tuple[str, ...]]:
+    groups: dict[str, list[str]] = {}
+    for node in nodes:
+        for key in keys(node):
+            groups.setdefault(key, []).append(node.name)
+    return {k: tuple(v) for k, v in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}
+
+
+def _odd(nodes: Sequence[Node]) -> dict[str, tuple[str, ...]]:
+    """For each summary field: the nodes that differ from the majority value."""
+    odd: dict[str, tuple[str, ...]] = {}
+    for label in SUMMARY:
+        values = Counter(n.summary[label] for n in nodes if label in n.summary)
+        if len(values) < 2:
+            continue
+        majority = values.most_common(1)[0][0]
+        odd[label] = tuple(
+            f"{n.name} ({n.summary[label]}; most have {majority})"
+            for n in nodes
+            if n.summary.get(label, majority) != majority
+        )
+    return odd
