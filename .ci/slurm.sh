@@ -3,10 +3,12 @@
 #   .ci/slurm.sh start   install Debian's slurm-wlm and munge when missing, write a minimal
 #                        slurm.conf for this host, start munged, slurmctld and slurmd (no
 #                        systemd needed), wait until the node is idle
-#   .ci/slurm.sh stop    cancel what is left, stop all three daemons
+#   .ci/slurm.sh stop    cancel what is left, stop the three daemons (only the pids in their
+#                        pidfiles, after checking the process name)
 # Needs root. Idempotent: `start` on a running cluster only re-checks that the node is idle.
 # Knobs: SLURM_CPUS (CPUs to advertise, default max(8, 4*nproc): more than the real cores, so
-# several 1-CPU tasks run at once on a small machine) and SLURM_WAIT_S (default 30).
+# several 1-CPU tasks run at once on a small machine), SLURM_WAIT_S (default 30),
+# SLURM_KEEP_STATE=1 (keep job state across a cold start; by default it is wiped).
 set -euo pipefail
 
 log() { echo "[slurm.sh] $*" >&2; }
@@ -22,8 +24,10 @@ LOGDIR=/var/log/slurm
 SPOOL=/var/spool/slurm
 
 
-alive() {  # alive PIDFILE -> 0 if the pid in it is a live process
-  [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null
+alive() {  # alive PIDFILE COMM -> 0 if the pidfile names a live process called COMM
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  [[ -n $pid && "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$2" ]]
 }
 
 # --- 1. packages ----------------------------------------------------------
@@ -50,8 +54,11 @@ fi
 chown munge:munge /etc/munge/munge.key
 chmod 0400 /etc/munge/munge.key
 
-if ! alive /run/munge/munged.pid || ! munge -n </dev/null | unmunge >/dev/null 2>&1; then
+if ! alive /run/munge/munged.pid munged || ! munge -n </dev/null | unmunge >/dev/null 2>&1; then
   log "starting munged"
+  if alive /run/munge/munged.pid munged; then  # alive but not answering
+    kill "$(cat /run/munge/munged.pid)"; sleep 2
+  fi
   rm -f /run/munge/munged.pid /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
   runuser -u munge -- /usr/sbin/munged
   for _ in $(seq 50); do munge -n </dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
@@ -94,11 +101,13 @@ SlurmdDebug=info
 SlurmctldPort=6817
 SlurmdPort=6818
 # Fast turnaround for tests
-SchedulerParameters=sched_interval=1
+SchedulerParameters=batch_sched_delay=0,sched_interval=1
 MessageTimeout=10
 KillWait=5
 InactiveLimit=0
-MinJobAge=300
+# Low MinJobAge makes "sbatch --wait" poll every 2s (it backs off 2,8,32s
+# while poll < MinJobAge/2); finished jobs stay visible in squeue -t all ~4-60s.
+MinJobAge=4
 NodeName=${NODE} NodeAddr=127.0.0.1 CPUs=${CPUS} RealMemory=${MEM_MB} State=UNKNOWN
 PartitionName=debug Nodes=${NODE} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
@@ -110,21 +119,23 @@ if [[ ! -f $CONF ]] || [[ "$(cat "$CONF")" != "$NEWCONF" ]]; then
 fi
 
 # --- 4. daemons -----------------------------------------------------------
-if [[ $CONF_CHANGED == 1 ]] && { alive /run/slurmctld.pid || alive /run/slurmd.pid; }; then
+if [[ $CONF_CHANGED == 1 ]] && { alive /run/slurmctld.pid slurmctld || alive /run/slurmd.pid slurmd; }; then
   log "slurm.conf changed; restarting slurm daemons"
-  for f in /run/slurmd.pid /run/slurmctld.pid; do
-    alive "$f" && kill "$(cat "$f")" 2>/dev/null || true
-  done
-  for _ in $(seq 100); do alive /run/slurmd.pid || alive /run/slurmctld.pid || break; sleep 0.1; done
+  alive /run/slurmd.pid slurmd && kill "$(cat /run/slurmd.pid)"
+  alive /run/slurmctld.pid slurmctld && kill "$(cat /run/slurmctld.pid)"
+  for _ in $(seq 100); do alive /run/slurmd.pid slurmd || alive /run/slurmctld.pid slurmctld || break; sleep 0.1; done
 fi
 
 T0=$(date +%s.%N)
-if ! alive /run/slurmctld.pid; then
+if ! alive /run/slurmctld.pid slurmctld; then
   log "starting slurmctld"
   rm -f /run/slurmctld.pid
+  if [[ ${SLURM_KEEP_STATE:-0} != 1 ]] && ! alive /run/slurmd.pid slurmd; then
+    find "$SPOOL/ctld" "$SPOOL/d" -mindepth 1 -delete
+  fi
   slurmctld
 fi
-if ! alive /run/slurmd.pid; then
+if ! alive /run/slurmd.pid slurmd; then
   log "starting slurmd"
   rm -f /run/slurmd.pid
   slurmd -N "$NODE"
@@ -160,38 +171,50 @@ log "node $NODE is $state (CPUs=$CPUS) after $(awk -v a="$T0" -v b="$(date +%s.%
 }
 
 stop() {
-pid_of() { [[ -s $1 ]] && cat "$1" || true; }
-
-stop_pidfile() {  # stop_pidfile NAME PIDFILE
-  local name=$1 pidfile=$2 pid
-  pid=$(pid_of "$pidfile")
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    log "stopping $name (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "$name did not exit in 10s; SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$pidfile"
+pid_if() {  # pid_if PIDFILE COMM -> prints pid if it is a live COMM process
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 0
+  [[ -n $pid && "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$2" ]] && echo "$pid"
+  return 0
 }
 
-# Cancel anything still queued/running so job steps don't linger.
-if command -v scancel >/dev/null && [[ -f /etc/slurm/slurm.conf ]]; then
-  timeout 5 scancel --full --quiet --user=root 2>/dev/null || true
+stop_all() {  # stop_all PIDFILE:COMM ... -> TERM all at once, wait 10s, then KILL
+  local spec pids=() pid
+  for spec in "$@"; do
+    pid=$(pid_if "${spec%%:*}" "${spec##*:}")
+    if [[ -n $pid ]]; then
+      log "stopping ${spec##*:} (pid $pid)"; kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid")
+    fi
+  done
+  for _ in $(seq 100); do
+    local left=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    (( left )) || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then log "pid $pid ignored SIGTERM for 10s; SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  for spec in "$@"; do rm -f "${spec%%:*}"; done
+}
+
+# Cancel anything still queued/running so no job steps linger.
+if command -v scancel >/dev/null && [[ -n $(pid_if /run/slurmctld.pid slurmctld) ]]; then
+  timeout 5 scancel --quiet --user=root 2>/dev/null || true
 fi
 
-stop_pidfile slurmd    /run/slurmd.pid
-stop_pidfile slurmctld /run/slurmctld.pid
-stop_pidfile munged    /run/munge/munged.pid
-
-# Report (don't blindly kill) anything left over.
-left=$(ps -eo pid=,comm= | awk '$2 ~ /^(slurmstepd|slurmd|slurmctld|munged)$/' || true)
-if [[ -n $left ]]; then
-  log "WARNING: still running:"; echo "$left" >&2; return 1
-fi
+stop_all /run/slurmd.pid:slurmd /run/slurmctld.pid:slurmctld
+stop_all /run/munge/munged.pid:munged
 rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
+
+# Give orphaned job steps a moment to go, then report (don't kill) leftovers.
+for _ in $(seq 50); do
+  left=$(ps -eo pid=,comm= | awk '$2 ~ /^(slurmstepd|slurmscriptd|slurmd|slurmctld|munged)$/' || true)
+  [[ -z $left ]] && return 0
+  sleep 0.1
+done
+log "WARNING: still running:"; echo "$left" >&2
+return 1
 }
 
 case "${1:-}" in

@@ -199,7 +199,7 @@ def test_cli_formats_and_exit_codes(tmp_path: Path, command: list[str]) -> None:
     assert data["schema"] == "te-doctor/fleet/v1" and len(data["nodes"]) == 5
     assert data["gate"]["passed"] is True
     markdown = te_doctor(*command, str(tmp_path), "--format", "markdown").stdout
-    assert markdown.startswith("## te-doctor fleet: 5 nodes\n\n**Gate: PASS")
+    assert markdown.startswith("## te-doctor fleet: 5 node(s)\n\n**Gate: PASS")
     strict = te_doctor(*command, str(tmp_path), "--fail-on", "warning")
     assert strict.returncode == 1 and "1 node(s) failed the check: node00004" in strict.stdout
 

@@ -69,7 +69,7 @@ def fleet_text(fleet: Fleet) -> str:
 def fleet_markdown(fleet: Fleet) -> str:
     """For a runbook or a ticket."""
     lines = [
-        f"## te-doctor fleet: {len(fleet.nodes)} nodes",
+        f"## te-doctor fleet: {len(fleet.nodes)} node(s)",
         "",
         f"**{_gate_line(fleet)}**",
         "",
@@ -86,7 +86,7 @@ def fleet_markdown(fleet: Fleet) -> str:
     lines += ["", "**Odd nodes out**", ""]
     lines += [
         f"- {label}: {entry}" for label, entries in fleet.odd_nodes.items() for entry in entries
-    ]
+    ] or ["- none: every node agrees on driver, CUDA, GPUs, torch, cuDNN and TE"]
     if fleet.missing:
         lines += ["", "**Never reported**", "", *(f"- {entry}" for entry in fleet.missing)]
     if fleet.skipped or fleet.duplicates:
