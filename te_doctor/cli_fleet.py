@@ -267,7 +267,8 @@ def _aggregate_and_exit(
     rules_dirs: tuple[Path, ...],
 ) -> None:
     from te_doctor.check import load_rule_set
-    from te_doctor.fleet.aggregate import FleetOptions, aggregate
+    from te_doctor.fleet.aggregate import aggregate
+    from te_doctor.fleet.gate import FleetOptions
     from te_doctor.fleet.reading import report_files
     from te_doctor.render.fleet_render import FLEET_RENDERERS
     from te_doctor.report import GateOptions

@@ -10,13 +10,13 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from te_doctor import __version__
 from te_doctor.facts import Fact
+from te_doctor.files import write_atomically
 from te_doctor.recommend import PathVerdict
 from te_doctor.rules import builtin_rules_dir
 from te_doctor.snapshot import Snapshot
@@ -113,15 +113,7 @@ def write_cache(
         "paths": [dataclasses.asdict(v) for v in verdicts],
     }
     with contextlib.suppress(OSError):
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record, handle, indent=2)
-            os.replace(temp, file)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+        write_atomically(file, json.dumps(record, indent=2))
 
 
 @contextlib.contextmanager

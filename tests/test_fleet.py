@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from te_doctor.check import load_rule_set
-from te_doctor.fleet.aggregate import Fleet, FleetOptions, aggregate
+from te_doctor.fleet.aggregate import Fleet, aggregate
+from te_doctor.fleet.configuration import PER_TASK_NAMES, PER_TASK_PREFIXES
+from te_doctor.fleet.gate import FleetOptions
 from te_doctor.fleet.launch import Sweep, write_manifest
 from te_doctor.fleet.node_report import NodeIdentity
 from te_doctor.fleet.reading import (
-    PER_TASK_NAMES,
-    PER_TASK_PREFIXES,
     Entry,
     RunManifest,
     Skipped,

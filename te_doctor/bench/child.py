@@ -203,11 +203,10 @@ class Path:
 
 def te_autocast(te: Any, recipe: Any) -> Any:
     """te.autocast(recipe=...) in TE 2.9+, else te.fp8_autocast(fp8_recipe=...)."""
-    autocast = getattr(te, "autocast", None)
-    if callable(autocast):
+    if hasattr(te, "autocast"):
         try:
-            return autocast(enabled=True, recipe=recipe)
-        except TypeError:
+            return te.autocast(enabled=True, recipe=recipe)
+        except TypeError:  # an older autocast without ``recipe``
             pass
     return te.fp8_autocast(enabled=True, fp8_recipe=recipe)
 

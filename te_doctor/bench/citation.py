@@ -8,6 +8,7 @@ from pathlib import Path
 from te_doctor.bench.analysis import analyse
 from te_doctor.bench.peaks import load_peaks
 from te_doctor.bench.store import bench_machine, latest, machine_key
+from te_doctor.bench.workload import COMPONENTS
 from te_doctor.snapshot import Snapshot
 
 
@@ -33,7 +34,7 @@ def cite(snapshot: Snapshot, path: str, store: Path | None = None) -> BenchCitat
     run, file = found
     analysis = analyse(run, load_peaks())
     measured = [r for r in analysis.results if r.path == path and r.speedup is not None]
-    best = max(measured, key=lambda r: _size(r.component), default=None)
+    best = max(measured, key=lambda r: COMPONENTS.index(r.component), default=None)
     return BenchCitation(
         file=str(file),
         created_at=run.created_at,
@@ -44,7 +45,3 @@ def cite(snapshot: Snapshot, path: str, store: Path | None = None) -> BenchCitat
         baseline=best.baseline if best else "",
         speedup=best.speedup if best else None,
     )
-
-
-def _size(component: str) -> int:
-    return ("gemms", "mlp", "layer").index(component)

@@ -13,6 +13,7 @@ from typing import Any
 from te_doctor.bench.choose import PlannedPath
 from te_doctor.bench.record import BenchSettings, ComponentRun, PathRun
 from te_doctor.bench.workload import COMPONENTS, Workload, step_flops
+from te_doctor.files import read_json_object
 from te_doctor.probes.context import run_command
 
 CHILD = Path(__file__).with_name("child.py")
@@ -106,7 +107,7 @@ def run_path(
             env=env,
         )
         duration = time.monotonic() - started
-        data = _read(out)
+        data = read_json_object(out)
     if result.timed_out:
         ending = f"timed out after {timeout:.0f} s"
         status = "timeout"
@@ -206,11 +207,3 @@ def _component(entry: Mapping[str, Any], workload: Workload) -> ComponentRun:
         rel_error=float(error) if isinstance(error, (int, float)) else None,
         error_detail=str(entry.get("error_detail", "")),
     )
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

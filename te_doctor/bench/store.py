@@ -6,16 +6,15 @@ Python interpreter): the same facts give the same key, whatever te-doctor versio
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from te_doctor.bench.record import BenchFileError, BenchMachine, BenchRun, load_run
 from te_doctor.facts import Fact
+from te_doctor.files import write_atomically
 from te_doctor.snapshot import Snapshot
 
 
@@ -67,18 +66,8 @@ def machine_key(machine: BenchMachine) -> str:
 
 def save(text: str, key: str, store: Path | None = None) -> Path:
     """Write a result's JSON as the latest for ``key``, atomically; returns the file."""
-    directory = store or default_store_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{key}.json"
-    fd, temporary = tempfile.mkstemp(prefix=".bench-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    target = (store or default_store_dir()) / f"{key}.json"
+    write_atomically(target, text)
     return target
 
 

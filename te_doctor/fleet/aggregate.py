@@ -13,61 +13,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from te_doctor import __version__
 from te_doctor.flatten import flatten
+from te_doctor.fleet.configuration import SUMMARY
+from te_doctor.fleet.gate import FleetGate, FleetOptions, judge, missing_tasks
+from te_doctor.fleet.node import Node
 from te_doctor.fleet.reading import Entry, RunManifest, Skipped, read_all
 from te_doctor.paths import ExecutionPath
 from te_doctor.report import GateOptions, Report, build_report
 from te_doctor.rules import Rule
 from te_doctor.snapshot_file import from_json_data
-
-#: What makes a node "odd" when it differs from the majority.
-SUMMARY = ("driver", "CUDA (driver)", "GPUs", "GPU", "torch", "cuDNN", "Transformer Engine")
-VERDICTS = {"ok": "", "timed-out": "timed out", "failed": "probe failed"}
-NAMES_IN_REASON = 5
-
-
-@dataclass(frozen=True, slots=True)
-class FleetOptions:
-    """The per-node gate, and what the fleet as a whole must show."""
-
-    gate: GateOptions = field(default_factory=GateOptions)
-    min_healthy: int | None = None
-    expect_nodes: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """One node's result; ``state`` is how its probe ended (ok, timed-out, failed)."""
-
-    name: str
-    file: str
-    job_id: str
-    task_id: str
-    state: str
-    detail: str
-    passed: bool
-    recommended: str
-    fired: tuple[str, ...]
-    summary: Mapping[str, str]
-
-    @property
-    def verdict(self) -> str:
-        return VERDICTS[self.state] or ("pass" if self.passed else "fail")
-
-
-@dataclass(frozen=True, slots=True)
-class FleetGate:
-    """Whether the reservation may go ahead: healthy nodes and every reason it may not."""
-
-    passed: bool
-    healthy: int
-    min_healthy: int | None
-    problems: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +73,7 @@ def aggregate(
     skipped += mixed
     results: dict[str, Report] = {}
     nodes = _named([_node(e, snapshots, results, rules, paths, options.gate) for e in entries])
-    missing = _missing(manifests, entries, options.expect_nodes)
+    missing = missing_tasks(manifests, entries, options.expect_nodes)
     return Fleet(
         nodes=tuple(nodes),
         configurations=len(results),
@@ -128,7 +87,7 @@ def aggregate(
         ),
         by_finding=_group(nodes, lambda n: list(n.fired)),
         odd_nodes=_odd(nodes),
-        gate=_gate(nodes, skipped, missing, options),
+        gate=judge(nodes, skipped, missing, options),
     )
 
 
@@ -217,66 +176,6 @@ def _named(nodes: Sequence[Node]) -> list[Node]:
         )
         for n in nodes
     ]
-
-
-def _missing(
-    manifests: Sequence[RunManifest], entries: Sequence[Entry], expect_nodes: int | None
-) -> tuple[str, ...]:
-    """Launched tasks without a report, and nodes short of ``--expect-nodes``."""
-    seen = {e.task_id for e in entries}
-    missing = [
-        f"task {task} of {m.job_name} ({m.launcher})"
-        for m in manifests
-        for task in range(m.expected_tasks)
-        if str(task) not in seen
-    ]
-    if expect_nodes is not None and len(entries) < expect_nodes:
-        missing.append(f"{expect_nodes - len(entries)} of --expect-nodes {expect_nodes} nodes")
-    return tuple(missing)
-
-
-def _gate(
-    nodes: Sequence[Node],
-    skipped: Sequence[Skipped],
-    missing: Sequence[str],
-    options: FleetOptions,
-) -> FleetGate:
-    """Without ``--min-healthy`` every node must pass; with it, that many must."""
-    healthy = sum(1 for n in nodes if n.passed)
-    problems = []
-    for verdict, what in (
-        ("fail", "failed the check"),
-        ("timed out", "timed out"),
-        ("probe failed", "could not be probed"),
-    ):
-        names = [n.name for n in nodes if n.verdict == verdict]
-        if names:
-            problems.append(f"{len(names)} node(s) {what}: {_shorten(names)}")
-    if missing:
-        problems.append(f"never reported: {_shorten(list(missing))}")
-    if skipped:
-        problems.append(
-            f"{len(skipped)} report(s) could not be used: "
-            f"{_shorten([Path(s.file).name for s in skipped])}"
-        )
-    if options.min_healthy is None:
-        passed = not problems and bool(nodes)
-        if not nodes:
-            problems.append("no node reported")
-    else:
-        passed = healthy >= options.min_healthy
-        if not passed:
-            problems.insert(
-                0, f"{healthy} healthy node(s), fewer than --min-healthy {options.min_healthy}"
-            )
-    return FleetGate(passed, healthy, options.min_healthy, tuple(problems))
-
-
-def _shorten(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:NAMES_IN_REASON])
-    return shown + (
-        f" and {len(names) - NAMES_IN_REASON} more" if len(names) > NAMES_IN_REASON else ""
-    )
 
 
 def _group(nodes: Sequence[Node], keys: Callable[[Node], list[str]]) -> dict[str, tuple[str, ...]]:

@@ -8,13 +8,10 @@ never reads half a file from a node still writing.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
-import os
 import re
 import socket
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor import __version__
+from te_doctor.files import write_atomically
 from te_doctor.probes.context import run_command
 
 NODE_REPORT_SCHEMA = "te-doctor/node-report/v1"
@@ -105,15 +103,6 @@ def collect(
 
 def write(directory: Path, identity: NodeIdentity, report: Mapping[str, Any]) -> Path:
     """Write the report into ``directory`` atomically; returns its path."""
-    directory.mkdir(parents=True, exist_ok=True)
     target = directory / identity.file_name()
-    fd, temporary = tempfile.mkstemp(prefix=".node-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(report, handle)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(target, json.dumps(report))
     return target

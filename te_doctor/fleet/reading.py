@@ -7,8 +7,6 @@ Each file becomes an ``Entry`` (a node report, a bare snapshot or a check report
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -18,13 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor.errors import SnapshotError
+from te_doctor.fleet.configuration import configuration_key, node_summary
 from te_doctor.fleet.node_report import NODE_REPORT_SCHEMA
 from te_doctor.snapshot_file import parse_json
 
 RUN_MANIFEST_SCHEMA = "te-doctor/fleet-run/v1"
-#: Environment variables that differ between the tasks of one job (no rule reads them).
-PER_TASK_PREFIXES = ("SLURM_", "OMPI_", "PMIX_")
-PER_TASK_NAMES = frozenset({"RANK", "LOCAL_RANK"})
 CHECK_REPORT_SCHEMA = "te-doctor/report/v1"
 NODE_STATES = ("ok", "timed-out", "failed")
 MESSAGE_LIMIT = 200
@@ -177,8 +173,8 @@ def _node_report(file: Path, data: Mapping[str, Any]) -> Entry | Skipped:
         version=str(data["te_doctor_version"]),
         state=state,
         detail=str(data["detail"]),
-        configuration=_configuration(snapshot) if state == "ok" else "",
-        summary=_summary(snapshot) if state == "ok" else {},
+        configuration=configuration_key(snapshot) if state == "ok" else "",
+        summary=node_summary(snapshot) if state == "ok" else {},
         snapshot=snapshot if state == "ok" else None,
         check=None,
     )
@@ -197,8 +193,8 @@ def _snapshot(file: Path, data: Mapping[str, Any]) -> Entry:
         version=str(meta.get("te_doctor_version", "")),
         state="ok",
         detail="",
-        configuration=_configuration(data),
-        summary=_summary(data),
+        configuration=configuration_key(data),
+        summary=node_summary(data),
         snapshot=data,
         check=None,
     )
@@ -225,42 +221,3 @@ def _check_report(file: Path, data: Mapping[str, Any]) -> Entry:
         snapshot=None,
         check=check,
     )
-
-
-def _configuration(data: Mapping[str, Any]) -> str:
-    """A hash of the snapshot without its per-node fields (identity, timing, evidence text)."""
-    config = {key: value for key, value in data.items() if key not in ("meta", "probes")}
-    config["probes"] = [(p.get("name"), p.get("state"), p.get("detail")) for p in data["probes"]]
-    config["host"] = _without(data["host"], ("hostname", "user", "slurm_job_id"))
-    config["driver"] = _without(data["driver"], ("visible_devices", "evidence"))
-    config["gpus"] = [_without(gpu, ("uuid", "serial", "pci_bus_id")) for gpu in data["gpus"]]
-    if isinstance(data.get("smoke"), dict):
-        config["smoke"] = _without(data["smoke"], ("duration_ms",))
-    variables = data.get("environment", {}).get("variables", {})
-    config["environment"] = {
-        name: value
-        for name, value in variables.items()
-        if not name.startswith(PER_TASK_PREFIXES) and name not in PER_TASK_NAMES
-    }
-    return hashlib.sha256(json.dumps(config).encode()).hexdigest()
-
-
-def _without(table: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {key: value for key, value in table.items() if key not in keys}
-
-
-def _summary(data: Mapping[str, Any]) -> dict[str, str]:
-    def value(section: str, name: str) -> str:
-        fact = data.get(section, {}).get(name, {})
-        return str(fact.get("value", "-")) if isinstance(fact, dict) else "-"
-
-    gpus = [g for g in data.get("gpus", []) if g.get("visible")]
-    return {
-        "driver": value("driver", "version"),
-        "CUDA (driver)": value("driver", "cuda_version"),
-        "GPUs": str(len(gpus)),
-        "GPU": str(gpus[0].get("name", {}).get("value", "-")) if gpus else "-",
-        "torch": value("torch", "version"),
-        "cuDNN": value("cudnn", "version"),
-        "Transformer Engine": value("transformer_engine", "version"),
-    }

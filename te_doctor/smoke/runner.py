@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from te_doctor.files import read_json_object
 from te_doctor.probes.context import run_command
 from te_doctor.smoke.result import from_child
 from te_doctor.snapshot import SmokeFacts
@@ -37,18 +36,10 @@ def run_smoke(
         if result.returncode in (126, 127) and not out.exists():
             stderr = f"cannot start {python}: {result.stderr}"
         return from_child(
-            _read(out),
+            read_json_object(out),
             returncode=None if result.timed_out else result.returncode,
             stderr="" if result.timed_out else stderr,
             python=python,
             duration_ms=duration_ms,
             timeout_s=timeout_s,
         )
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
