@@ -108,6 +108,10 @@ def bench(
     from te_doctor.bench.record import load_run
     from te_doctor.render.bench_render import bench_json, bench_markdown, bench_text
 
+    if plot is not None:
+        from te_doctor.bench.plot import check_plot_target
+
+        check_plot_target(plot)
     if load_file is not None:
         run = load_run(load_file)
     else:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from te_doctor.bench.analysis import analyse
 from te_doctor.bench.peaks import load_peaks
+from te_doctor.bench.plot import PlotError, check_plot_target
 from te_doctor.bench.record import load_run, run_to_data
 from te_doctor.bench.workload import build_workload, step_flops
 
@@ -175,7 +178,7 @@ def test_the_plot_is_drawn(
         (["--paths", "fp9"], "te-doctor: error: --paths: unknown path 'fp9'"),
         (["--load", "{missing}"], "cannot read bench result"),
         (
-            ["--load", "{bad}", "--plot", "x.txt"],
+            ["--load", "{bad}"],
             "paths[0].components[0].samples_s[0]: expected float",
         ),
         (["--load", "{good}", "--plot", "{tmp}/x.txt"], "the file name must end in .png or .svg"),
@@ -249,3 +252,22 @@ def test_the_readme_example_is_the_recorded_result(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "$ te-doctor bench\n" + shown.stdout in readme
+
+
+def test_a_plot_that_cannot_be_drawn_fails_before_measuring(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = te_doctor("bench", "--plot", str(tmp_path / "speedup.pdf"), cache=tmp_path)
+    assert done.returncode == 2 and time.monotonic() - started < 30
+    assert "the file name must end in .png or .svg" in done.stderr
+    assert "bench: [" not in done.stderr  # nothing was run
+
+
+def test_a_missing_matplotlib_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
+    with pytest.raises(PlotError, match="matplotlib is not installed"):
+        check_plot_target(tmp_path / "speedup.png")

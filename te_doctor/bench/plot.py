@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 from te_doctor.bench.analysis import BenchAnalysis
@@ -16,16 +17,18 @@ class PlotError(TeDoctorError):
     """The plot cannot be drawn: matplotlib is missing or the file type is not supported."""
 
 
-def write_plot(analysis: BenchAnalysis, title: str, file: Path) -> None:
-    """Grouped bars: one group per component, one bar per path, BF16 = 1.0 drawn as a line."""
+def check_plot_target(file: Path) -> None:
+    """Fail before measuring, not after: a .png/.svg name and matplotlib importable."""
     if file.suffix.lower() not in FORMATS:
         raise PlotError(f"--plot {file}: the file name must end in .png or .svg")
-    try:
-        matplotlib = importlib.import_module("matplotlib")
-    except ImportError:
-        raise PlotError(
-            f"--plot {file}: matplotlib is not installed (pip install matplotlib)"
-        ) from None
+    if importlib.util.find_spec("matplotlib") is None:
+        raise PlotError(f"--plot {file}: matplotlib is not installed (pip install matplotlib)")
+
+
+def write_plot(analysis: BenchAnalysis, title: str, file: Path) -> None:
+    """Grouped bars: one group per component, one bar per path, BF16 = 1.0 drawn as a line."""
+    check_plot_target(file)
+    matplotlib = importlib.import_module("matplotlib")
     matplotlib.use("Agg")
     pyplot = importlib.import_module("matplotlib.pyplot")
     measured = [r for r in analysis.results if r.speedup is not None]
