@@ -116,11 +116,14 @@ def bench_text(run: BenchRun, analysis: BenchAnalysis) -> str:
     missing = _not_measured(run, analysis)
     if missing:
         lines += ["", "Not measured:", *missing]
-    notes = sorted({r.peak_note for r in timed if r.peak_note})
-    lines += ["", *(f"Peak: {note}" for note in notes)]
+    if timed:
+        notes = sorted({r.peak_note for r in timed if r.peak_note})
+        lines += ["", *(f"Peak: {note}" for note in notes)]
+        lines.append(
+            "Spread is half the interquartile range; vs BF16 is the BF16 median over this one; "
+            "Error is ||out - FP32|| / ||FP32|| of the forward output ((!) above tolerance)."
+        )
     lines += [
-        "Spread is half the interquartile range; vs BF16 is the BF16 median over this one; "
-        "Error is ||out - FP32|| / ||FP32|| of the forward output ((!) above tolerance).",
         "",
         f"Verdict: {analysis.verdict.text}",
     ]
