@@ -259,3 +259,27 @@ def test_a_duplicate_that_held_the_snapshot_does_not_lose_it(tmp_path: Path) -> 
     (tmp_path / "a-first-in-order.json").write_text(json.dumps(older))
     fleet = fleet_of(tmp_path)
     assert [n.verdict for n in fleet.nodes] == ["pass", "pass"] and len(fleet.duplicates) == 1
+
+
+def test_fleet_run_without_slurm_says_so(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "te_doctor",
+            "fleet",
+            "run",
+            "--ntasks",
+            "2",
+            "--dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": str(tmp_path / "no-bin"), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "te-doctor: error: fleet run: cannot start srun: is Slurm installed?"
+    )
