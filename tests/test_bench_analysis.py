@@ -72,7 +72,7 @@ def test_speedup_tflops_and_percent_of_peak() -> None:
 @pytest.mark.parametrize(
     ("fp8_seconds", "kind", "words"),
     [
-        (0.010, "worth-it", "te-fp8-current is 1.60x faster te-bf16 for these shapes (layer"),
+        (0.010, "worth-it", "te-fp8-current is 1.60x faster than te-bf16 for these shapes (layer"),
         (0.0145, "marginal", "marginal"),
         (
             0.0157,

@@ -186,7 +186,7 @@ def verdict(results: Sequence[ComponentResult], paths: Sequence[PathRun]) -> Ver
     best = max((r for r in low if r.component == component), key=lambda r: r.speedup or 0.0)
     speedup = best.speedup or 0.0
     said = (
-        f"{best.path} is {speedup:.2f}x {'faster' if speedup >= 1 else 'the speed of'} "
+        f"{best.path} is {speedup:.2f}x {'faster than' if speedup >= 1 else 'the speed of'} "
         f"{best.baseline} for these shapes ({component}, forward + backward)"
     )
     if best.rel_error is None or best.rel_error > best.tolerance:

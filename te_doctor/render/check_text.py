@@ -108,7 +108,7 @@ def _measured(report: Report) -> list[str]:
     lines = [f"Measured here ({when}): {measured.verdict}"]
     if measured.speedup is not None:
         lines.append(
-            f"    {measured.path}: {measured.speedup:.3g}x {measured.baseline} "
+            f"    {measured.path}: {measured.speedup:.3g}x the speed of {measured.baseline} "
             f"({measured.component}); details: te-doctor bench --load {measured.file}"
         )
     return lines
