@@ -14,7 +14,7 @@ from te_doctor import __version__
 from te_doctor.cli_bench import bench
 from te_doctor.cli_check import check, explain, list_rules, write
 from te_doctor.cli_fleet import fleet
-from te_doctor.cli_options import output_option, python_option, snapshot_option
+from te_doctor.cli_options import format_option, output_option, python_option, snapshot_option
 from te_doctor.cli_plan import plan
 from te_doctor.cli_triage import diff, triage
 from te_doctor.errors import ExitCode, TeDoctorError
@@ -37,14 +37,7 @@ def cli() -> None:
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice([f.value for f in OutputFormat]),
-    default=OutputFormat.TEXT.value,
-    show_default=True,
-    help="Output format.",
-)
+@format_option("json", help="Output format.")
 @output_option("the snapshot")
 @click.option(
     "--redact",

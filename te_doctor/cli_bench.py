@@ -10,7 +10,7 @@ import click
 from te_doctor.bench.record import BenchRun
 from te_doctor.bench.workload import ACTIVATIONS, DEFAULT_PRESET, PRESETS
 from te_doctor.cli_check import write
-from te_doctor.cli_options import Decorator, output_option, python_option
+from te_doctor.cli_options import Decorator, format_option, output_option, python_option
 from te_doctor.errors import ExitCode, TeDoctorError
 
 #: (warm-up, repeats) by where the paths run: GPUs are fast, delayed scaling needs history.
@@ -52,13 +52,7 @@ def _size_option(name: str, what: str) -> Decorator:
     metavar="SECONDS",
     help="Most time one component of one path may take; fewer repeats when it would not fit.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json", "markdown"]),
-)
+@format_option("json", "markdown")
 @output_option("the result")
 @click.option(
     "--plot",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli_options import output_option, python_option, snapshot_option
+from te_doctor.cli_options import format_option, output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
 
@@ -25,14 +25,7 @@ RULES_DIR = click.option(
 @click.command()
 @snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
 @python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
-@click.option(
-    "--format",
-    "output_format",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json", "markdown", "junit"]),
-    help="Report format.",
-)
+@format_option("json", "markdown", "junit", help="Report format.")
 @output_option("the report")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
 @click.option(
@@ -121,13 +114,7 @@ def check(
 
 
 @click.command(name="rules")
-@click.option(
-    "--format",
-    "output_format",
-    default="text",
-    show_default=True,
-    type=click.Choice(["text", "json", "markdown"]),
-)
+@format_option("json", "markdown")
 @RULES_DIR
 def list_rules(output_format: str, rules_dirs: tuple[Path, ...]) -> None:
     """List every rule (built-in and --rules-dir)."""

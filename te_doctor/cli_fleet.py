@@ -14,8 +14,8 @@ from typing import Any
 import click
 
 from te_doctor.cli_check import RULES_DIR, write
-from te_doctor.cli_options import Decorator, output_option
-from te_doctor.errors import ExitCode
+from te_doctor.cli_options import Decorator, format_option, output_option
+from te_doctor.errors import ExitCode, TeDoctorError
 
 FLEET_HELP = """\b
 te-doctor fleet DIR...          aggregate reports (same as `fleet aggregate`)
@@ -36,13 +36,7 @@ class FleetGroup(click.Group):
 def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The aggregation's output and gate options, shared by ``aggregate`` and ``run``."""
     decorators: list[Decorator] = [
-        click.option(
-            "--format",
-            "output_format",
-            type=click.Choice(["text", "json", "markdown"]),
-            default="text",
-            show_default=True,
-        ),
+        format_option("json", "markdown"),
         output_option("the fleet summary"),
         click.option(
             "--fail-on",
@@ -206,7 +200,6 @@ def run(
     **options: Any,
 ) -> None:
     """Run `fleet node` on every node through Slurm, wait, and aggregate the reports."""
-    from te_doctor.errors import TeDoctorError
     from te_doctor.fleet.launch import Sweep, launch
 
     if (nodes is None) == (ntasks is None):

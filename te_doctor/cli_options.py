@@ -31,3 +31,15 @@ def snapshot_option(use: str) -> Decorator:
 def python_option(use: str) -> Decorator:
     """``--python PATH``: the interpreter (venv) to diagnose instead of te-doctor's own."""
     return click.option("--python", metavar="PATH", help=use)
+
+
+def format_option(*choices: str, help: str | None = None) -> Decorator:
+    """``--format``: ``text`` (the default) or one of ``choices``."""
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", *choices]),
+        default="text",
+        show_default=True,
+        help=help,
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from te_doctor.cli_check import write
-from te_doctor.cli_options import output_option, python_option, snapshot_option
+from te_doctor.cli_options import format_option, output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode
 
 
@@ -26,13 +26,7 @@ from te_doctor.errors import ExitCode
     help='A TE version (2.20.2) or specifier (">=2.9,<2.12"); default: newest that fits.',
 )
 @python_option("Plan for another interpreter (a venv's bin/python).")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option("json", "markdown")
 @output_option("the plan")
 @click.option(
     "--pip/--no-pip",

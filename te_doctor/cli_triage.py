@@ -8,19 +8,13 @@ from pathlib import Path
 import click
 
 from te_doctor.cli_check import RULES_DIR, write
-from te_doctor.cli_options import output_option
+from te_doctor.cli_options import format_option, output_option
 from te_doctor.errors import TeDoctorError
 
 
 @click.command()
 @click.argument("source", metavar="FILE|-")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
+@format_option("json", "markdown")
 @output_option("the diagnosis")
 @click.option(
     "--no-redact",
@@ -70,13 +64,7 @@ def read_pasted(source: str) -> str:
 @click.command()
 @click.argument("left", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("right", type=click.Path(dir_okay=False, path_type=Path), required=False)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-)
+@format_option("json")
 @output_option("the comparison")
 @RULES_DIR
 def diff(

@@ -25,6 +25,18 @@ class FactType(str, enum.Enum):
     LIST = "list"  # tuple of strings
 
 
+#: The Python type a known value of each fact type has in a flattened snapshot.
+PYTHON_TYPES: Mapping[FactType, type] = {
+    FactType.VERSION: str,
+    FactType.CC: str,
+    FactType.INT: int,
+    FactType.BOOL: bool,
+    FactType.STR: str,
+    FactType.TEXT: str,
+    FactType.LIST: tuple,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class FactSpec:
     """A fact path's type and what it means."""

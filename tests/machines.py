@@ -32,7 +32,7 @@ from te_doctor.smoke.result import from_child
 from te_doctor.snapshot_file import dumps
 from tests.elf_builder import fatbin
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
-from tests.smoke_results import check, child_result, te_support
+from tests.smoke_results import GPU_CHECKS, check, child_result, te_support
 
 FIXTURE_DIR = Path(__file__).parent / "fixtures"
 #: The fixed values that replace the fields that change from one run to the next.
@@ -1223,18 +1223,7 @@ def l40s_no_te(m: FakeMachine) -> None:
             check("torch-amp-fp16", gpu),
             check("torch-fp8", gpu),
         ]
-        + [
-            check(name, "", "skipped", no_te)
-            for name in (
-                "te-bf16",
-                "te-fp16",
-                "te-fp8-delayed",
-                "te-fp8-current",
-                "te-fp8-block",
-                "te-mxfp8",
-                "te-nvfp4",
-            )
-        ],
+        + [check(name, "", "skipped", no_te) for name in GPU_CHECKS if name.startswith("te-")],
         cuda=True,
         capability="8.9",
         cudnn="9.1.0",
@@ -1247,21 +1236,7 @@ def no_gpu_laptop_smoke(m: FakeMachine) -> None:
     no_cuda = "no CUDA device"
     m.smoke = child_result(
         [check("cpu", "cpu"), check("torch-fp8", "cpu")]
-        + [
-            check(name, "", "skipped", no_cuda)
-            for name in (
-                "torch-fp32",
-                "torch-amp-bf16",
-                "torch-amp-fp16",
-                "te-bf16",
-                "te-fp16",
-                "te-fp8-delayed",
-                "te-fp8-current",
-                "te-fp8-block",
-                "te-mxfp8",
-                "te-nvfp4",
-            )
-        ],
+        + [check(name, "", "skipped", no_cuda) for name in GPU_CHECKS],
         cuda=False,
     )
 

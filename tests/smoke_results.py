@@ -8,6 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The checks the smoke child runs on cuda:0, in its order (torch-fp8 falls back to the CPU).
+GPU_CHECKS = (
+    "torch-fp32",
+    "torch-amp-bf16",
+    "torch-amp-fp16",
+    "te-bf16",
+    "te-fp16",
+    "te-fp8-delayed",
+    "te-fp8-current",
+    "te-fp8-block",
+    "te-mxfp8",
+    "te-nvfp4",
+)
 TOLERANCE = {
     "cpu": 1e-5,
     "torch-fp32": 0.01,

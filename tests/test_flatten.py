@@ -7,22 +7,13 @@ from pathlib import Path
 import pytest
 
 from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import FACT_TYPES, FactType
+from te_doctor.fact_paths import FACT_TYPES, PYTHON_TYPES
 from te_doctor.facts import FactState
 from te_doctor.flatten import flatten
 from te_doctor.snapshot_file import load
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.json"))
 DECLARED = {path for path in FACT_TYPES if not path.endswith("*")}
-PYTHON_TYPES = {
-    FactType.VERSION: str,
-    FactType.CC: str,
-    FactType.INT: int,
-    FactType.BOOL: bool,
-    FactType.STR: str,
-    FactType.TEXT: str,
-    FactType.LIST: tuple,
-}
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])

@@ -27,20 +27,9 @@ from te_doctor.smoke import child
 from te_doctor.smoke.runner import CHILD, run_smoke
 from te_doctor.snapshot import SmokeCheck, SmokeFacts
 from te_doctor.toml_compat import tomllib
+from tests.smoke_results import GPU_CHECKS
 
 REPO = Path(__file__).resolve().parents[1]
-GPU_CHECKS = (
-    "torch-fp32",
-    "torch-amp-bf16",
-    "torch-amp-fp16",
-    "te-bf16",
-    "te-fp16",
-    "te-fp8-delayed",
-    "te-fp8-current",
-    "te-fp8-block",
-    "te-mxfp8",
-    "te-nvfp4",
-)
 WRONG_SCALE = {child.FAULT_ENV: child.WRONG_SCALE}
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable in this Python")

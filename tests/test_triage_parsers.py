@@ -16,7 +16,7 @@ from typing import cast
 import pytest
 
 from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import FactType
+from te_doctor.fact_paths import PYTHON_TYPES, FactType
 from te_doctor.flatten import flatten
 from te_doctor.render.text import render_snapshot_text
 from te_doctor.snapshot_file import load
@@ -329,15 +329,6 @@ CONFLICTS: dict[str, dict[str, tuple[str, ...]]] = {
         "driver.version": ("570.133.20", "550.144.03"),
         "driver.cuda_version": ("12.8", "12.4"),
     },
-}
-PYTHON_TYPES: dict[FactType, type] = {
-    FactType.VERSION: str,
-    FactType.CC: str,
-    FactType.INT: int,
-    FactType.BOOL: bool,
-    FactType.STR: str,
-    FactType.TEXT: str,
-    FactType.LIST: tuple,
 }
 
 

@@ -54,19 +54,7 @@ def run_paths(
 
 def _skipped(plan: PlannedPath, workload: Workload) -> PathRun:
     components = tuple(
-        ComponentRun(
-            name,
-            "skipped",
-            plan.skip_reason,
-            step_flops(workload, name),
-            (),
-            (),
-            None,
-            "",
-            None,
-            "",
-        )
-        for name in COMPONENTS
+        unmeasured(name, "skipped", plan.skip_reason, workload) for name in COMPONENTS
     )
     return PathRun(plan.id, plan.device, "skipped", plan.skip_reason, "", "", "", 0.0, components)
 
@@ -158,20 +146,7 @@ def _path_run(
         if status in ("timeout", "crashed") and name == running:
             reason = f"{ending} while running {name}"
         component_status = {"timeout": "timeout", "crashed": "crashed"}.get(status, "failed")
-        components.append(
-            ComponentRun(
-                name,
-                component_status,
-                reason,
-                step_flops(workload, name),
-                (),
-                (),
-                None,
-                "",
-                None,
-                "",
-            )
-        )
+        components.append(unmeasured(name, component_status, reason, workload))
     if status == "ran" and all(c.status == "skipped" for c in components):
         status, ending = "skipped", components[0].reason
     return PathRun(
@@ -184,6 +159,13 @@ def _path_run(
         te_version=str(data.get("te") or ""),
         duration_s=round(duration, 3),
         components=tuple(components),
+    )
+
+
+def unmeasured(name: str, status: str, reason: str, workload: Workload) -> ComponentRun:
+    """A component with no samples: skipped, or never reached by its child."""
+    return ComponentRun(
+        name, status, reason, step_flops(workload, name), (), (), None, "", None, ""
     )
 
 

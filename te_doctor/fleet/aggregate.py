@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -162,18 +162,7 @@ def _named(nodes: Sequence[Node]) -> list[Node]:
     """Node names as shown: ``name[task]`` where several tasks ran on one node."""
     counts = Counter(n.name for n in nodes)
     return [
-        Node(
-            f"{n.name}[{n.task_id}]" if counts[n.name] > 1 and n.task_id else n.name,
-            n.file,
-            n.job_id,
-            n.task_id,
-            n.state,
-            n.detail,
-            n.passed,
-            n.recommended,
-            n.fired,
-            n.summary,
-        )
+        replace(n, name=f"{n.name}[{n.task_id}]") if counts[n.name] > 1 and n.task_id else n
         for n in nodes
     ]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import FactType
+from te_doctor.fact_paths import PYTHON_TYPES, FactType
 from te_doctor.triage import (
     parse_collect_env,
     parse_errors,
@@ -46,15 +46,6 @@ _PARSERS: tuple[Callable[[Report], Findings], ...] = (
     parse_nvidia.parse,
     parse_packages.parse,
 )
-_PYTHON_TYPES: Mapping[FactType, type] = {
-    FactType.VERSION: str,
-    FactType.CC: str,
-    FactType.INT: int,
-    FactType.BOOL: bool,
-    FactType.STR: str,
-    FactType.TEXT: str,
-    FactType.LIST: tuple,
-}
 
 
 def parse_report(text: str) -> Parsed:
@@ -128,7 +119,7 @@ def _kind(obs: Observation) -> FactType | None:
     spec = spec_of(obs.path)
     if spec is None:
         return None
-    expected = _PYTHON_TYPES[spec.type]
+    expected = PYTHON_TYPES[spec.type]
     value = obs.value
     if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
         return None
