@@ -129,9 +129,15 @@ def bench(
     if save and load_file is None:
         from te_doctor.bench.store import save as save_result
 
-        saved = save_result(bench_json(run, analysis), run.machine_key)
-        if not quiet:
-            click.echo(f"te-doctor: saved {saved} (te-doctor check cites it)", err=True)
+        try:
+            saved = save_result(bench_json(run, analysis), run.machine_key)
+        except OSError as exc:  # the result is still shown; only check cannot cite it
+            click.echo(
+                f"te-doctor: warning: not saved: {exc.strerror or exc}: {exc.filename}", err=True
+            )
+        else:
+            if not quiet:
+                click.echo(f"te-doctor: saved {saved} (te-doctor check cites it)", err=True)
     if plot is not None:
         from te_doctor.bench.plot import write_plot
 

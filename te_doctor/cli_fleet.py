@@ -132,7 +132,12 @@ def node(
     identity = identity_from_env(os.environ, node_name)
     argv = shlex.split(probe_command) if probe_command else probe_argv(sys.executable, smoke=smoke)
     report = collect(identity, argv, timeout)
-    written = write_report(directory, identity, report)
+    try:
+        written = write_report(directory, identity, report)
+    except OSError as exc:
+        raise TeDoctorError(
+            f"--dir {directory}: cannot write the report: {exc.strerror or exc}"
+        ) from None
     click.echo(f"te-doctor: {identity.node}: {report['status']}: wrote {written}", err=True)
 
 
@@ -232,7 +237,10 @@ def run(
         f"te-doctor: {launcher} {sweep.tasks} task(s) as {sweep.job_name} -> {target}", err=True
     )
     started = time.monotonic()
-    result = launch(sweep, node_argv, deadline)
+    try:
+        result = launch(sweep, node_argv, deadline)
+    except OSError as exc:  # the manifest could not be written
+        raise TeDoctorError(f"--dir {target}: cannot write there: {exc.strerror or exc}") from None
     took = time.monotonic() - started
     if result.timed_out:
         click.echo(f"te-doctor: the sweep passed --deadline {deadline:g} s: cancelled", err=True)

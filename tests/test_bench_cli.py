@@ -271,3 +271,12 @@ def test_a_missing_matplotlib_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path
     )
     with pytest.raises(PlotError, match="matplotlib is not installed"):
         check_plot_target(tmp_path / "speedup.png")
+
+
+def test_a_result_that_cannot_be_saved_is_still_shown(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = te_doctor("bench", *SHAPE, *FAST, "--paths", "cpu", cache=blocker)
+    assert done.returncode == 0, done.stderr
+    assert "te-doctor: warning: not saved: Not a directory: " in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout.startswith("te-doctor bench: custom")

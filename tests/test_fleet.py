@@ -283,3 +283,13 @@ def test_fleet_run_without_slurm_says_so(tmp_path: Path) -> None:
     assert done.stderr.strip().endswith(
         "te-doctor: error: fleet run: cannot start srun: is Slurm installed?"
     )
+
+
+def test_fleet_run_into_a_directory_it_cannot_write(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = te_doctor("fleet", "run", "--ntasks", "1", "--dir", str(blocker / "sweep"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith(
+        f"--dir {blocker / 'sweep'}: cannot write there: Not a directory"
+    )

@@ -82,3 +82,13 @@ def test_a_failing_or_silent_probe_is_reported_as_failed(tmp_path: Path) -> None
         file.unlink()
     node(tmp_path, "--probe-command", "echo not-json")
     assert str(only_report(tmp_path)["detail"]).startswith("the probe printed no JSON snapshot")
+
+
+def test_a_report_directory_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = node(blocker / "reports")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"te-doctor: error: --dir {blocker / 'reports'}: cannot write the report: Not a directory"
+    )
