@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from te_doctor import __version__
+from te_doctor.errors import TeDoctorError
 from te_doctor.flatten import flatten
 from te_doctor.paths import ExecutionPath, load_paths
 from te_doctor.report import GateOptions, Report, build_report
@@ -52,6 +53,9 @@ def run_check(
     rules_dirs: Sequence[Path] = (),
     device: int | None = None,
 ) -> Report:
-    """Evaluate every rule on ``snapshot`` and judge the gate."""
+    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error."""
+    if device is not None and all(gpu.index != device for gpu in snapshot.gpus):
+        there = ", ".join(str(gpu.index) for gpu in snapshot.gpus) or "none"
+        raise TeDoctorError(f"--device {device}: no such GPU (GPU indices here: {there})")
     rules, paths = load_rule_set(rules_dirs)
     return build_report(snapshot, flatten(snapshot, device), rules, paths, options, __version__)

@@ -68,6 +68,9 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "driver.version": FactSpec(VER, "NVIDIA driver version"),
     "driver.cuda_version": FactSpec(VER, "highest CUDA version the driver supports"),
     "driver.cuda_major": FactSpec(INT, "major of driver.cuda_version"),
+    "driver.torch_cuda_build": FactSpec(
+        STR, "the newest PyTorch CUDA wheel build this driver runs (cu130, cu128, ...)"
+    ),
     "driver.kernel_module_version": FactSpec(VER, "version in /proc/driver/nvidia/version"),
     "driver.nvml": FactSpec(STR, "NVML status: ok, or unknown with the error"),
     "driver.gpu_count": FactSpec(INT, "GPUs the driver sees"),
@@ -86,6 +89,9 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "gpu.persistence_mode": FactSpec(BOOL, "persistence mode on"),
     "gpu.torch_has_kernels": FactSpec(BOOL, "libtorch_cuda carries code this GPU can run"),
     "gpu.te_has_kernels": FactSpec(BOOL, "TE's core library carries code this GPU can run"),
+    "gpu.te_has_arch_specific_kernels": FactSpec(
+        BOOL, "TE's core library carries arch- or family-specific code (sm_100a, sm_120f) for it"
+    ),
     # cuda
     "cuda.toolkit_version": FactSpec(VER, "CUDA toolkit used for source builds (nvcc)"),
     "cuda.toolkit_major": FactSpec(INT, "major of cuda.toolkit_version"),

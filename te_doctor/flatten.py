@@ -97,6 +97,7 @@ _GPU_PATHS = (
     "gpu.persistence_mode",
     "gpu.torch_has_kernels",
     "gpu.te_has_kernels",
+    "gpu.te_has_arch_specific_kernels",
 )
 
 
@@ -134,6 +135,34 @@ def _driver(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         "visible_gpu_count",
     ):
         values[f"driver.{name}"] = getattr(driver, name)
+    values["driver.torch_cuda_build"] = torch_cuda_build(driver.cuda_version)
+
+
+#: PyTorch's CUDA wheel indexes (download.pytorch.org/whl/<build>), newest first, with the
+#: CUDA version each needs the driver to support (minor-version compatibility within a major).
+TORCH_CUDA_BUILDS = (
+    ("13.0", "cu130"),
+    ("12.9", "cu129"),
+    ("12.8", "cu128"),
+    ("12.6", "cu126"),
+    ("12.4", "cu124"),
+    ("12.1", "cu121"),
+    ("11.8", "cu118"),
+)
+
+
+def torch_cuda_build(driver_cuda: Fact[Any]) -> Fact[str]:
+    """The newest PyTorch CUDA build a driver supporting ``driver_cuda`` can run."""
+    if driver_cuda.value is None:
+        return Fact(driver_cuda.state, None, driver_cuda.reason, driver_cuda.source)
+    try:
+        supported = Version(str(driver_cuda.value))
+    except InvalidVersion:
+        return Fact.unknown(f"{driver_cuda.value!r} is not a version", DERIVED)
+    for needs, build in TORCH_CUDA_BUILDS:
+        if supported >= Version(needs):
+            return Fact.of(build, DERIVED)
+    return Fact.absent(f"a driver for CUDA {supported} runs no current PyTorch CUDA build", DERIVED)
 
 
 def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -289,6 +318,7 @@ def _gpu_aggregates(
 
 
 def _gpu(gpu: GpuFacts, snapshot: Snapshot) -> dict[str, Fact[Any]]:
+    cc, te_archs = gpu.compute_capability, snapshot.transformer_engine.core_cuda_archs
     return {
         "gpu.index": Fact.of(gpu.index, "nvidia"),
         "gpu.name": gpu.name,
@@ -296,8 +326,9 @@ def _gpu(gpu: GpuFacts, snapshot: Snapshot) -> dict[str, Fact[Any]]:
         "gpu.memory_total_mib": gpu.memory_total_mib,
         "gpu.mig_mode": gpu.mig_mode,
         "gpu.persistence_mode": gpu.persistence_mode,
-        "gpu.torch_has_kernels": _runs_on(snapshot.torch.cuda_arch_list, gpu),
-        "gpu.te_has_kernels": _runs_on(snapshot.transformer_engine.core_cuda_archs, gpu),
+        "gpu.torch_has_kernels": _runs_on(snapshot.torch.cuda_arch_list, cc),
+        "gpu.te_has_kernels": _runs_on(te_archs, cc),
+        "gpu.te_has_arch_specific_kernels": _runs_on(te_archs, cc, specific=True),
     }
 
 
@@ -307,25 +338,39 @@ def _select(snapshot: Snapshot, visible: list[GpuFacts], device: int | None) -> 
     return next((gpu for gpu in snapshot.gpus if gpu.index == device), None)
 
 
-def _runs_on(archs: Fact[tuple[str, ...]], gpu: GpuFacts) -> Fact[bool]:
-    """A cubin runs on the same major and a newer minor; PTX is JIT-compiled for newer GPUs."""
-    cc = gpu.compute_capability.get()
+def _runs_on(
+    archs: Fact[tuple[str, ...]], capability: Fact[Any], specific: bool = False
+) -> Fact[bool]:
+    """Whether code in ``archs`` runs on a GPU of ``capability`` (``specific``: a/f code only).
+
+    A cubin ``sm_XY`` runs on the same major from minor Y up, and so does a family cubin
+    ``sm_XYf``; an arch-specific ``sm_XYa`` runs on exactly that GPU. PTX ``compute_XY`` is
+    JIT-compiled for any newer GPU, ``compute_XYa`` only for that one.
+    """
+    cc = capability.get()
     if archs.value is None or cc is None:
-        reason = archs.reason if archs.value is None else gpu.compute_capability.reason
+        reason = archs.reason if archs.value is None else capability.reason
         return Fact(
-            archs.state if archs.value is None else gpu.compute_capability.state,
+            archs.state if archs.value is None else capability.state,
             None,
             reason,
             DERIVED,
         )
-    major, minor = _cc_key(cc)
+    target = _cc_key(cc)
     for arch in archs.value:
         kind, _, number = arch.partition("_")
-        code = int(number.rstrip("abf") or 0)
-        arch_major, arch_minor = divmod(code, 10)
-        if kind == "sm" and arch_major == major and arch_minor <= minor:
-            return Fact.of(True, DERIVED)
-        if kind == "compute" and (arch_major, arch_minor) <= (major, minor):
+        suffix = number[-1] if number[-1:] in ("a", "f") else ""
+        if specific and not suffix:
+            continue
+        code = int(number.rstrip("af") or 0)
+        built = divmod(code, 10)
+        if suffix == "a":
+            runs = built == target
+        elif kind == "sm" or suffix == "f":
+            runs = built[0] == target[0] and built[1] <= target[1]
+        else:
+            runs = kind == "compute" and built <= target
+        if runs:
             return Fact.of(True, DERIVED)
     return Fact.of(False, DERIVED)
 

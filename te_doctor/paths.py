@@ -17,7 +17,8 @@ from te_doctor.rules import RuleFileError, builtin_rules_dir, parse_condition
 from te_doctor.toml_compat import tomllib
 
 PATHS_FILE = "paths.toml"
-_KEYS = ("id", "title", "families", "requires", "verified_by", "device", "snippet", "env")
+_KEYS = ("id", "title", "families", "requires", "verified_by", "device", "snippet", "env", "opt_in")
+_OPTIONAL_KEYS = ("env", "opt_in")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class ExecutionPath:
     device: str
     snippet: str
     env: Mapping[str, str]
+    #: Why the path is never the default (empty: it may be); only a ``require`` naming it picks it.
+    opt_in: str = ""
 
 
 def load_paths(path: Path | None = None) -> tuple[ExecutionPath, ...]:
@@ -48,7 +51,7 @@ def _path(entry: Mapping[str, Any], where: str) -> ExecutionPath:
     extra = sorted(set(entry) - set(_KEYS))
     if extra:
         raise RuleFileError(f"{where}: unknown key {extra[0]!r}")
-    missing = [key for key in _KEYS if key not in entry and key != "env"]
+    missing = [key for key in _KEYS if key not in entry and key not in _OPTIONAL_KEYS]
     if missing:
         raise RuleFileError(f"{where}: missing required key {missing[0]!r}")
     if entry["device"] not in ("cuda", "cpu"):
@@ -62,6 +65,7 @@ def _path(entry: Mapping[str, Any], where: str) -> ExecutionPath:
         device=str(entry["device"]),
         snippet=str(entry["snippet"]).strip(),
         env={str(k): str(v) for k, v in entry.get("env", {}).items()},
+        opt_in=str(entry.get("opt_in", "")).strip(),
     )
 
 
@@ -72,3 +76,21 @@ def path_names(paths: Sequence[ExecutionPath]) -> dict[str, tuple[str, ...]]:
         for family in path.families:
             names[family] = (*names.get(family, ()), path.id)
     return names
+
+
+def candidates(paths: Sequence[ExecutionPath], require: Sequence[str] = ()) -> tuple[str, ...]:
+    """The path ids a recommendation may pick, best first, for these ``--require`` names.
+
+    Opt-in paths are left out unless a name asks for them alone (``nvfp4``, ``te-nvfp4``): a
+    broad family such as ``te`` or ``gpu`` still gets the best default path.
+    """
+    names = path_names(paths)
+    opt_in = {p.id for p in paths if p.opt_in}
+    wanted = [p.id for p in paths]
+    for name in require:
+        members = names.get(name, ())
+        keep = set(members) if set(members) <= opt_in else set(members) - opt_in
+        wanted = [i for i in wanted if i in keep]
+    if not require:
+        wanted = [i for i in wanted if i not in opt_in]
+    return tuple(wanted)

@@ -9,19 +9,22 @@ check passed on this machine, "predicted" otherwise.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from te_doctor.conditions import Truth
 from te_doctor.engine import Finding
 from te_doctor.flatten import FlatFacts
-from te_doctor.paths import ExecutionPath
+from te_doctor.paths import ExecutionPath, candidates
 from te_doctor.rules import Severity
 from te_doctor.snapshot import SmokeCheck, SmokeFacts
 
 
 @dataclass(frozen=True, slots=True)
 class PathVerdict:
-    """Whether a path is viable here, how sure we are, and every reason it is not."""
+    """Whether a path is viable here, how sure we are, and every reason it is not.
+
+    For a viable opt-in path that was not chosen, ``reasons`` says why it is not the default.
+    """
 
     id: str
     title: str
@@ -51,8 +54,10 @@ def recommend(
     findings: Sequence[Finding],
     smoke: SmokeFacts,
     paths: Sequence[ExecutionPath],
+    require: Sequence[str] = (),
 ) -> Recommendation:
-    """Rank every path and pick the first viable one."""
+    """Rank every path and pick the first viable one ``require`` allows (opt-in paths only
+    when asked for); with nothing viable among those, the first viable default path."""
     blocking: dict[str, list[str]] = {}
     for finding in findings:
         if finding.fired and finding.severity is Severity.ERROR:
@@ -60,7 +65,11 @@ def recommend(
                 blocking.setdefault(blocked, []).append(finding.rule_id)
     checks = {(c.name, _device_kind(c.device)): c for c in smoke.checks}
     ranking = tuple(_judge(path, facts, blocking.get(path.id, []), checks) for path in paths)
-    best = next((v for v in ranking if v.viable), None)
+    allowed = candidates(paths, require)
+    if require and not any(v.viable and v.id in allowed for v in ranking):
+        allowed = candidates(paths)
+    best = next((v for v in ranking if v.viable and v.id in allowed), None)
+    ranking = tuple(_passed_over(v, paths, best) for v in ranking)
     chosen = next((p for p in paths if best is not None and p.id == best.id), None)
     if best is None or chosen is None:
         return Recommendation("", "", "none-viable", "", "", {}, ranking)
@@ -98,6 +107,16 @@ def _judge(
         blocked_by_rules=bool(blockers),
         reasons=reasons if not viable else (),
     )
+
+
+def _passed_over(
+    verdict: PathVerdict, paths: Sequence[ExecutionPath], best: PathVerdict | None
+) -> PathVerdict:
+    """A viable opt-in path that was not chosen says why in its reasons."""
+    path = next(p for p in paths if p.id == verdict.id)
+    if not (verdict.viable and path.opt_in) or (best is not None and best.id == verdict.id):
+        return verdict
+    return replace(verdict, reasons=(path.opt_in,))
 
 
 def _device_kind(device: str) -> str:

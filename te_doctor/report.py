@@ -85,7 +85,7 @@ def build_report(
     ignored = set(options.ignore)
     active = [r for r in rules if r.id not in ignored and r.name not in ignored]
     findings = evaluate(facts, active)
-    recommendation = recommend(facts, findings, snapshot.smoke, paths)
+    recommendation = recommend(facts, findings, snapshot.smoke, paths, options.require)
     return Report(
         schema=REPORT_SCHEMA,
         te_doctor_version=version,
@@ -134,6 +134,7 @@ def _gate(
                 f"{len(bad)} finding(s) at or above --fail-on {options.fail_on}: "
                 + ", ".join(f.rule_id for f in bad)
             )
+        reasons.extend(_nothing_runs(facts, verdicts, paths))
     viable = {v.id for v in verdicts if v.viable}
     names = path_names(paths)
     reasons.extend(
@@ -148,6 +149,20 @@ def _gate(
             shown = seen if count.known else f"unknown ({count.reason})"
             reasons.append(f"--expect-gpus {options.expect_gpus}: {shown} visible")
     return Gate(passed=not reasons, reasons=tuple(reasons))
+
+
+def _nothing_runs(
+    facts: FlatFacts, verdicts: Sequence[PathVerdict], paths: Sequence[ExecutionPath]
+) -> list[str]:
+    """A machine where no path works, or only the CPU next to idle GPUs, fails the gate."""
+    viable = [v.id for v in verdicts if v.viable]
+    if not viable:
+        return ["no execution path is viable here"]
+    on_cpu = {p.id for p in paths if p.device == "cpu"}
+    gpus = facts.get("gpus.count").get()
+    if isinstance(gpus, int) and gpus > 0 and set(viable) <= on_cpu:
+        return [f"only the CPU path is viable on a machine with {gpus} GPU(s)"]
+    return []
 
 
 def _machine(facts: FlatFacts, snapshot: Snapshot) -> Machine:

@@ -24,7 +24,7 @@ from te_doctor.decision_cache import (
 )
 from te_doctor.enable import SelectedPath, cannot_enable, importable
 from te_doctor.errors import TeDoctorError
-from te_doctor.paths import ExecutionPath, load_paths, path_names
+from te_doctor.paths import ExecutionPath, candidates, load_paths, path_names
 from te_doctor.recommend import PathVerdict
 from te_doctor.report import GateOptions, Report
 from te_doctor.snapshot import SmokeFacts
@@ -80,12 +80,12 @@ def choose(
 def _required(require: str | None, paths: Sequence[ExecutionPath]) -> tuple[str, ...]:
     names = path_names(paths)
     if require is None:
-        return tuple(p.id for p in paths)
+        return candidates(paths)
     if require not in names:
         raise UnknownPathError(
             f"require={require!r}: unknown execution path; choose from {', '.join(sorted(names))}"
         )
-    return names[require]
+    return candidates(paths, (require,))
 
 
 def _grouped(skipped: Sequence[str]) -> str:

@@ -63,3 +63,16 @@ def test_stripped_object_without_section_headers_has_no_readable_gpu_code(tmp_pa
     data[0x28:0x30] = b"\0" * 8  # e_shoff = 0: no section header table
     data[0x3C:0x40] = b"\0" * 4  # e_shnum = e_shstrndx = 0
     assert device_architectures(write(tmp_path, bytes(data))) == ()
+
+
+REAL_FATBIN = Path(__file__).parent / "data" / "elf" / "libarchs.so"
+
+
+def test_real_nvcc_fatbin_keeps_arch_and_family_suffixes() -> None:
+    """nvcc 13.0 output: what cuobjdump lists, plus the ``f`` it prints as a plain arch."""
+    listed = (REAL_FATBIN.parent / "libarchs.list-elf.txt").read_text().split()
+    cubins = {word.rsplit(".", 2)[1] for word in listed if word.endswith(".cubin")}
+    assert cubins == {"sm_80", "sm_90a", "sm_100", "sm_100a", "sm_120"}
+    found = device_architectures(REAL_FATBIN)
+    assert set(found) == {"sm_80", "sm_90a", "sm_100a", "sm_100f", "sm_120", "compute_90a"}
+    assert {a.rstrip("f") for a in found if a.startswith("sm_")} == cubins

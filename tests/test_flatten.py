@@ -43,3 +43,27 @@ def test_a_snapshot_with_a_smoke_test_fills_the_smoke_facts() -> None:
     assert facts.get("smoke.outcome").value == "ok"
     assert "te-fp8-current" in (facts.get("smoke.verified").value or ())
     assert facts.get("smoke.numerics_failure_count").value == 0
+
+
+@pytest.mark.parametrize(
+    ("archs", "cc", "runs", "specific"),
+    [
+        (("sm_90",), "9.0", True, False),
+        (("sm_80",), "8.9", True, False),  # a cubin runs on a newer minor of its major
+        (("sm_90",), "10.0", False, False),  # never on another major
+        (("compute_90",), "12.0", True, False),  # PTX is JIT-compiled for newer GPUs
+        (("compute_90a",), "10.0", False, False),  # arch-specific PTX only for 9.0
+        (("sm_100a",), "10.0", True, True),
+        (("sm_100a",), "10.3", False, True),  # arch-specific: exactly that GPU
+        (("sm_100a",), "11.0", False, True),
+        (("sm_120f",), "12.1", True, True),  # family-specific: the 12.x family
+        (("sm_120f",), "13.0", False, True),
+        (("sm_100", "sm_120"), "10.0", False, True),  # generic code is not arch-specific
+        (("sm_100", "sm_100a", "sm_120f"), "11.0", False, True),  # Thor: none of them
+    ],
+)
+def test_gpu_code_runs_on(archs: tuple[str, ...], cc: str, runs: bool, specific: bool) -> None:
+    from te_doctor.facts import Fact
+    from te_doctor.flatten import _runs_on
+
+    assert _runs_on(Fact.of(archs, "t"), Fact.of(cc, "t"), specific=specific).value is runs

@@ -36,6 +36,19 @@ class Expected:
 
 #: torch <= 2.8 CUDA 12 wheels pin cuDNN < 9.12, which TE 2.20 refuses (TED912): TE 2.19.0.
 CUDNN_TOO_OLD_FOR_2_20 = (("2.20.2", "TED912"),)
+#: The releases TED938 rules out on torch < 2.6 (rules/plan/releases.toml), newest first.
+TE_2_10_TO_2_19 = (
+    "2.19.0",
+    "2.18.0",
+    "2.17.1",
+    "2.16.1",
+    "2.15.0",
+    "2.14.1",
+    "2.13.0",
+    "2.12.0",
+    "2.11.0",
+    "2.10.0",
+)
 EXPECTED = {
     # Everything installed: a sound plan, TE 2.19.0 since torch 2.8's cuDNN 9.10 is < 9.12.
     "plan-h100-fresh": Expected(
@@ -45,9 +58,15 @@ EXPECTED = {
     "plan-cpu-torch-on-gpu-box": Expected(
         "2.19.0", "transformer-engine-cu12", ("TED921",), (), 1, CUDNN_TOO_OLD_FOR_2_20
     ),
-    # nvcc 11.8 is found first (CUDA_HOME) and torch is cu121.
+    # nvcc 11.8 is found first (CUDA_HOME) and torch is 2.5.1+cu121: TE 2.10+ would not import
+    # on torch < 2.6 (TED938, rule-audit FG2), so the newest release that fits is 2.9.0.
     "plan-nvcc-11-8": Expected(
-        "2.19.0", "transformer-engine-cu12", ("TED927", "TED928"), (), 1, CUDNN_TOO_OLD_FOR_2_20
+        "2.9.0",
+        "transformer-engine-cu12",
+        ("TED927", "TED928"),
+        (),
+        1,
+        (("2.20.2", "TED912"), *((v, "TED938") for v in TE_2_10_TO_2_19)),
     ),
     # TE >= 2.4 builds without nvcc, from PyTorch's nvidia-* wheels: only notes.
     "plan-no-nvcc": Expected(

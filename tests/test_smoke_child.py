@@ -209,6 +209,15 @@ class FakeTE:
         dtype = kwargs.get("params_dtype")
         return self.torch.nn.Linear(in_features, out_features, bias=kwargs["bias"], dtype=dtype)
 
+    def LayerNormLinear(self, in_features: int, out_features: int, **kwargs: Any) -> Any:  # noqa: N802
+        nn = self.torch.nn
+        dtype = kwargs.get("params_dtype")
+        norm = nn.LayerNorm(in_features, eps=kwargs["eps"], dtype=dtype)
+        linear = nn.Linear(in_features, out_features, bias=kwargs["bias"], dtype=dtype)
+        layer = nn.Sequential(norm, linear)
+        layer.weight = linear.weight  # TE's LayerNormLinear.weight is the GEMM weight
+        return layer
+
     @contextlib.contextmanager
     def _autocast(self, enabled: bool = True, recipe: Any = None) -> Iterator[None]:
         self.recipes.append(("autocast", recipe))

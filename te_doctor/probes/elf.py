@@ -16,6 +16,10 @@ from typing import BinaryIO
 _PT_LOAD, _PT_DYNAMIC = 1, 2
 _FATBIN_MAGIC = 0xBA55ED50
 _FATBIN_PTX, _FATBIN_CUBIN = 1, 2
+#: Bits of the fatbin entry's flags word (offset 40) that mark arch-specific and
+#: family-specific code: nvcc's ``sm_90a`` / ``sm_100f`` (checked against real nvcc 13.0 output,
+#: tests/data/elf/README.md).
+_ARCH_SPECIFIC, _FAMILY_SPECIFIC = 0x100000, 0x200000
 _DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
 
 
@@ -89,6 +93,9 @@ def _file_offset(vaddr: int, loads: list[tuple[int, int, int]], path: Path) -> i
 def device_architectures(path: Path) -> tuple[str, ...]:
     """GPU code in the ``.nv_fatbin`` section: ``sm_90`` for cubins, ``compute_90`` for PTX.
 
+    Arch-specific code keeps nvcc's suffix: ``sm_90a`` (runs on exactly that GPU) and
+    ``sm_100f`` (runs on its family); ``cuobjdump --list-elf`` shows the latter as ``sm_100``.
+
     Raises ``OSError`` or ``ElfError``; an empty tuple means the binary holds no GPU code.
     """
     try:
@@ -116,16 +123,25 @@ def _device_architectures(path: Path) -> tuple[str, ...]:
             entry, entries_end = position + header_size, position + header_size + size
             while entry + 32 <= entries_end:
                 handle.seek(entry)
-                raw = handle.read(32)
+                raw = handle.read(48)
                 kind, _, entry_header, payload = struct.unpack_from("<HHIQ", raw)
                 arch = struct.unpack_from("<I", raw, 28)[0]
+                has_flags = entry_header >= 44 and len(raw) >= 44
+                flags = struct.unpack_from("<I", raw, 40)[0] if has_flags else 0
                 if kind in (_FATBIN_PTX, _FATBIN_CUBIN) and arch:
-                    found.add((arch, ("compute_" if kind == _FATBIN_PTX else "sm_") + str(arch)))
+                    prefix = "compute_" if kind == _FATBIN_PTX else "sm_"
+                    found.add((arch, prefix + str(arch) + _suffix(flags)))
                 if entry_header == 0:
                     break
                 entry += entry_header + payload
             position = entries_end
     return tuple(name for _, name in sorted(found))
+
+
+def _suffix(flags: int) -> str:
+    if flags & _ARCH_SPECIFIC:
+        return "a"
+    return "f" if flags & _FAMILY_SPECIFIC else ""
 
 
 def _section(handle: BinaryIO, header: bytes, wanted: str) -> tuple[int, int] | None:

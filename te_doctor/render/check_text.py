@@ -132,7 +132,8 @@ def _paths(report: Report, style: Style) -> list[str]:
             lines.append(_ruled_out(group, group_why, style))
             group = []
         if verdict.viable:
-            lines.append(f"  {style.mark('ok')} {verdict.id}: {verdict.title}")
+            note = f" ({why})" if why else ""
+            lines.append(f"  {style.mark('ok')} {verdict.id}: {verdict.title}{note}")
         elif shown:
             group.append(verdict.id)
             group_why = why or "facts missing (undecided)"

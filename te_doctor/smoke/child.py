@@ -778,14 +778,44 @@ def _te_measure(
 
 
 def check_te_plain(state: State, dtype_name: str) -> Measured:
-    """te.Linear in bf16 or fp16, no FP8."""
+    """te.Linear and te.LayerNormLinear in bf16 or fp16, no FP8.
+
+    LayerNormLinear runs TE's own LayerNorm kernel, which TE 2.18+ compiles at run time with
+    NVRTC: with NVTE_DISABLE_NVRTC=1 and no legacy static kernels it raises, while te.Linear
+    alone still works (rule-audit FG6).
+    """
     _need_te(state)
     if dtype_name == "bfloat16":
         available, reason = state.support.get("bf16", (True, ""))
         if not available:
             raise Skip(reason or "TE says BF16 is not available")
-    dtype = getattr(state.torch, dtype_name)
-    return _te_measure(state, _te_linear_pass(state, dtype, None, 1), f"te.Linear {dtype_name}")
+    torch = state.torch
+    dtype = getattr(torch, dtype_name)
+    out, x_grad, x, weight, grad = _te_linear_pass(state, dtype, None, 1)
+    x64, w64 = x.to(torch.float64), weight.to(torch.float64)
+    return measure(
+        torch,
+        [
+            ("forward", out.float(), torch.nn.functional.linear(x64, w64)),
+            ("input grad", x_grad, grad.to(torch.float64) @ w64),
+            _te_layernorm_linear(state, dtype),
+        ],
+        f"te.Linear and te.LayerNormLinear {dtype_name}",
+    )
+
+
+def _te_layernorm_linear(state: State, dtype: Any) -> tuple[str, Any, Any]:
+    """te.LayerNormLinear's forward against layer_norm then linear in float64."""
+    torch, te = state.torch, state.te
+    gen = _generator(torch)
+    layer = te.LayerNormLinear(SIZE, SIZE, eps=1e-5, bias=False, params_dtype=dtype)
+    with torch.no_grad():
+        layer.weight.copy_(_randn(torch, gen, SIZE, SIZE).to(dtype))
+    x = _randn(torch, gen, SIZE, SIZE).to(device=state.cuda_device, dtype=dtype)
+    out = layer(x)
+    normed = torch.nn.functional.layer_norm(x.to(torch.float64), (SIZE,), eps=1e-5)
+    reference = torch.nn.functional.linear(normed, layer.weight.detach().to(torch.float64))
+    return "layernorm forward", out.float(), reference
 
 
 def check_te_recipe(state: State, recipe_class: str, support_key: str) -> Measured:
