@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from tests.real_venv import OfflineError, ensure_venv
+
+#: Set in .ci/run: tests against real installs fail instead of skipping when pip is offline.
+REQUIRE_REAL_VENV = "TE_DOCTOR_REQUIRE_REAL_VENV"
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip with ``reason`` locally; fail where ``TE_DOCTOR_REQUIRE_REAL_VENV=1`` (CI)."""
+    if os.environ.get(REQUIRE_REAL_VENV) == "1":
+        pytest.fail(f"{REQUIRE_REAL_VENV}=1 but {reason}")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -15,4 +27,4 @@ def venv_python() -> Path:
     try:
         return ensure_venv()
     except OfflineError as exc:
-        pytest.skip(f"no network to build the real TE venv (pip cannot reach an index): {exc}")
+        skip_or_fail(f"no network to build the real TE venv (pip cannot reach an index): {exc}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import skip_or_fail
 from tests.real_venv import OfflineError, ensure_venv
 
 pytestmark = pytest.mark.slow
@@ -26,7 +27,7 @@ def cpu_torch_python() -> Path:
     try:
         return ensure_venv(installs=(("torch==2.13.0",),), name="cpu-torch")
     except OfflineError as exc:
-        pytest.skip(f"no network to build the CPU-torch venv: {exc}")
+        skip_or_fail(f"no network to build the CPU-torch venv: {exc}")
 
 
 def test_plan_predicts_the_real_build_failure(cpu_torch_python: Path) -> None:
@@ -54,7 +55,7 @@ def test_plan_predicts_the_real_build_failure(cpu_torch_python: Path) -> None:
     data = json.loads(plan.stdout)
     blockers = [f for f in data["findings"] if f["rule_id"] in data["blockers"]]
     predicted = " ".join(f["message"] + " " + f["fix"] for f in blockers)
-    assert "CPU-only" in predicted or "cpu" in predicted.lower(), predicted
+    assert "CPU-only" in predicted, predicted
 
     build = subprocess.run(
         [
@@ -77,7 +78,7 @@ def test_plan_predicts_the_real_build_failure(cpu_torch_python: Path) -> None:
         marker in output
         for marker in ("NewConnectionError", "Temporary failure in name resolution")
     ):
-        pytest.skip("the package index is unreachable: the real build cannot be tried")
+        skip_or_fail("the package index is unreachable: the real build cannot be tried")
     assert build.returncode != 0, "the build was predicted to fail but succeeded"
     # setup.py parses torch.version.cuda, which is None for a CPU build of torch.
     assert "Invalid version: None" in output, output[-3000:]
