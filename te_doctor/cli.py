@@ -1,83 +1,105 @@
-"""Command-line wiring: parse options, call the pipeline, write output, map errors to exit codes."""
+"""Command-line wiring: the command group, loading each command only when it runs, and exit codes.
+
+``te-doctor --help`` lists the commands from ``COMMANDS`` without importing them; a command's
+module (and everything it needs) is imported when that command is invoked.
+"""
 
 from __future__ import annotations
 
-import os
+import importlib
 import sys
 import traceback
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 import click
 
 from te_doctor import __version__
-from te_doctor.cli_bench import bench
-from te_doctor.cli_check import check, explain, list_rules, write
-from te_doctor.cli_fleet import fleet
-from te_doctor.cli_options import format_option, output_option, python_option, snapshot_option
-from te_doctor.cli_plan import plan
-from te_doctor.cli_triage import diff, triage
+from te_doctor.cli_help import EXIT_CODES_HELP
 from te_doctor.errors import ExitCode, TeDoctorError
-from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  success
-  1  check: the gate failed; plan: a blocker remains; bench: nothing measured
-  2  bad input: a flag, rule file or snapshot
-  3  internal error (a te-doctor bug: please report it)
-  130 interrupted
-"""
+#: Command name -> (module, attribute, one-line help as the command's docstring starts).
+COMMANDS: Mapping[str, tuple[str, str, str]] = {
+    "bench": (
+        "te_doctor.cli_bench",
+        "bench",
+        "Measure what each execution path buys on this machine, for one layer's shapes.",
+    ),
+    "check": (
+        "te_doctor.cli_check",
+        "check",
+        "Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate.",
+    ),
+    "diff": (
+        "te_doctor.cli_triage",
+        "diff",
+        "Compare two snapshots (or a snapshot and this machine): what differs, what it explains.",
+    ),
+    "explain": (
+        "te_doctor.cli_check",
+        "explain",
+        "Explain one rule in full (by id, e.g. TED102, or name).",
+    ),
+    "fleet": (
+        "te_doctor.cli_fleet",
+        "fleet",
+        "Check a GPU fleet: a report per node, aggregated into a gate for the reservation.",
+    ),
+    "plan": (
+        "te_doctor.cli_plan",
+        "plan",
+        "How to install TE here, before anyone runs pip: steps, blockers, fixes.",
+    ),
+    "probe": (
+        "te_doctor.cli_probe",
+        "probe",
+        "Record every fact about this machine (the bug-report artifact).",
+    ),
+    "rules": ("te_doctor.cli_check", "list_rules", "List every rule (built-in and --rules-dir)."),
+    "triage": (
+        "te_doctor.cli_triage",
+        "triage",
+        "Diagnose from pasted text (collect_env, nvidia-smi, pip list, tracebacks, ...).",
+    ),
+}
 
 
-@click.group(epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use, listed from ``COMMANDS``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute, _summary = COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [(name, _shortened(COMMANDS[name][2], limit)) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _shortened(text: str, limit: int) -> str:
+    """``text`` cut at a word to at most ``limit`` characters, with "..." when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 3, 0)].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "..."
+
+
+@click.group(
+    cls=LazyGroup,
+    epilog=EXIT_CODES_HELP,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="te-doctor")
 def cli() -> None:
     """Can this machine run Transformer Engine FP8? If not, why, and what works instead."""
-
-
-@cli.command(epilog=EXIT_CODES_HELP)
-@format_option("json", help="Output format.")
-@output_option("the snapshot")
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Also strip hostname, user names, home paths and GPU UUIDs/serials. "
-    "Secrets in environment variables are always removed.",
-)
-@snapshot_option("Render a saved snapshot instead of probing this machine.")
-@python_option("Diagnose the packages of another interpreter (e.g. a venv's bin/python).")
-@click.option(
-    "--smoke",
-    is_flag=True,
-    help="Also run the smoke test (real GEMMs in a child process) and record its results.",
-)
-def probe(
-    output_format: str,
-    output: Path | None,
-    redact: bool,
-    snapshot_file: Path | None,
-    python: str | None,
-    smoke: bool,
-) -> None:
-    """Record every fact about this machine (the bug-report artifact)."""
-    from te_doctor.check import take_snapshot
-    from te_doctor.redact import redact_personal
-
-    snapshot = take_snapshot(snapshot_file, python, smoke=smoke)
-    if redact:
-        snapshot = redact_personal(snapshot, home=os.environ.get("HOME", ""))
-    write(SNAPSHOT_RENDERERS[OutputFormat(output_format)](snapshot), output)
-
-
-cli.add_command(check)
-cli.add_command(list_rules)
-cli.add_command(explain)
-cli.add_command(plan)
-cli.add_command(triage)
-cli.add_command(diff)
-cli.add_command(fleet)
-cli.add_command(bench)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

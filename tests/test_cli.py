@@ -121,3 +121,30 @@ def test_help_documents_exit_codes() -> None:
     result = run_cli("probe", "--help")
     assert result.returncode == 0 and "130 interrupted" in result.stdout
     assert run_cli("--version").stdout.startswith("te-doctor, version")
+
+
+def test_lazy_command_table_matches_the_commands() -> None:
+    """``--help`` lists commands from the table: each summary is the command's own first line."""
+    import importlib
+
+    import click
+
+    from te_doctor.cli import COMMANDS
+
+    for name, (module, attribute, summary) in COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        assert command.name == name
+        assert (command.help or "").split("\n\n")[0].strip() == summary
+
+
+def test_help_imports_no_command_module() -> None:
+    code = (
+        "import sys; from te_doctor.cli import main; main(['--help']); "
+        "print(sorted(m for m in sys.modules if m.startswith('te_doctor.cli_')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "Commands:" in result.stdout and "triage" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "['te_doctor.cli_help']"
