@@ -21,6 +21,13 @@ def test_every_fixture_has_an_expectation() -> None:
 
 
 @pytest.mark.parametrize("slug", SLUGS)
+def test_every_expectation_says_why(slug: str) -> None:
+    """A reviewed expectation carries its reason, written from the machine's facts."""
+    expected = tomllib.loads((HERE / "expected" / f"{slug}.toml").read_text())
+    assert len(str(expected.get("reason", ""))) >= 40
+
+
+@pytest.mark.parametrize("slug", SLUGS)
 def test_fixture_result_matches_expectation(slug: str) -> None:
     expected = tomllib.loads((HERE / "expected" / f"{slug}.toml").read_text())
     report = run_check(load(HERE / "fixtures" / f"{slug}.json"), GateOptions())
