@@ -47,6 +47,8 @@ class Recommendation:
     snippet: str
     env: Mapping[str, str]
     ranking: tuple[PathVerdict, ...]
+    #: With nothing viable: the first path this hardware could run once its software is fixed.
+    closest: str = ""
 
 
 def recommend(
@@ -72,7 +74,15 @@ def recommend(
     ranking = tuple(_passed_over(v, paths, best) for v in ranking)
     chosen = next((p for p in paths if best is not None and p.id == best.id), None)
     if best is None or chosen is None:
-        return Recommendation("", "", "none-viable", "", "", {}, ranking)
+        closest = next(
+            (
+                v.id
+                for v, path in zip(ranking, paths, strict=True)
+                if not v.blocked_by_rules and v.reasons and _hardware_fits(path, facts)
+            ),
+            "",
+        )
+        return Recommendation("", "", "none-viable", "", "", {}, ranking, closest)
     return Recommendation(
         best.id, best.title, best.verification, best.evidence, chosen.snippet, chosen.env, ranking
     )
@@ -106,6 +116,15 @@ def _judge(
         evidence=_evidence(check) if verified and check else "",
         blocked_by_rules=bool(blockers),
         reasons=reasons if not viable else (),
+    )
+
+
+def _hardware_fits(path: ExecutionPath, facts: FlatFacts) -> bool:
+    """No requirement on the GPU itself (``gpu.*``, ``gpus.*``) is false: software can fix it."""
+    return all(
+        leaf.evaluate(facts)[0] is not Truth.FALSE
+        for leaf in path.requires.leaves()
+        if leaf.path.startswith(("gpu.", "gpus."))
     )
 
 

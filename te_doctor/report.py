@@ -18,7 +18,7 @@ from te_doctor.recommend import PathVerdict, Recommendation, recommend
 from te_doctor.rules import Rule, Severity
 from te_doctor.snapshot import ProbeStatus, SmokeFacts, Snapshot
 
-REPORT_SCHEMA = "te-doctor/report/v1"
+REPORT_SCHEMA = "te-doctor/report/v2"
 FAIL_ON = ("error", "warning", "never")
 
 

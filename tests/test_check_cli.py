@@ -56,7 +56,7 @@ def test_every_fixture_in_every_format(fixture: Path, output_format: str) -> Non
     if output_format == "json":
         data = json.loads(out)
         jsonschema.Draft202012Validator(report_schema()).validate(data)
-        assert data["schema"] == "te-doctor/report/v1"
+        assert data["schema"] == "te-doctor/report/v2"
     elif output_format == "junit":
         root = ET.fromstring(out)
         suite = root.find("testsuite")

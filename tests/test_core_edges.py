@@ -163,3 +163,12 @@ def test_environment_rules_stay_undecided_on_a_paste() -> None:
     assert env_missing
     for rule in env_missing:
         assert rule.when.evaluate(facts)[0] is not Truth.TRUE, rule.id
+
+
+def test_closest_path_is_one_this_hardware_can_run() -> None:
+    """An H100 with no torch: nothing runs; the closest path is never an NVFP4/MXFP8 one."""
+    report = run_check(load(FIXTURES / "plan-old-driver-cu13.json"), GateOptions())
+    assert report.recommendation.path == ""
+    assert report.recommendation.closest == "te-fp8-block"  # te-nvfp4/te-mxfp8 need cc >= 10
+    laptop = run_check(load(FIXTURES / "no-gpu-laptop.json"), GateOptions()).recommendation
+    assert laptop.path == "cpu" and laptop.closest == ""

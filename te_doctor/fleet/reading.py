@@ -21,7 +21,8 @@ from te_doctor.fleet.node_report import NODE_REPORT_SCHEMA
 from te_doctor.snapshot_file import parse_json
 
 RUN_MANIFEST_SCHEMA = "te-doctor/fleet-run/v1"
-CHECK_REPORT_SCHEMA = "te-doctor/report/v1"
+#: Check reports this te-doctor reads: v2 added ``recommendation.closest``, nothing else changed.
+CHECK_REPORT_SCHEMAS = ("te-doctor/report/v1", "te-doctor/report/v2")
 NODE_STATES = ("ok", "timed-out", "failed")
 MESSAGE_LIMIT = 200
 #: Directories this large are read by several processes (JSON parsing dominates).
@@ -147,7 +148,7 @@ def _classify(file: Path, data: Any) -> Entry | RunManifest | Skipped:
         )
     if schema == NODE_REPORT_SCHEMA:
         return _node_report(file, data)
-    if schema == CHECK_REPORT_SCHEMA:
+    if schema in CHECK_REPORT_SCHEMAS:
         return _check_report(file, data)
     if isinstance(schema, str) and schema.startswith("te-doctor/"):
         return Skipped(str(file), f"schema {schema!r} is not one this te-doctor reads")

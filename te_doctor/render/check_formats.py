@@ -13,7 +13,7 @@ from te_doctor.rules import Severity
 
 
 def render_check_json(report: Report, style: Style) -> str:
-    """The report as versioned JSON (``schema``: te-doctor/report/v1); all findings included."""
+    """The report as versioned JSON (``schema``: te-doctor/report/v2); all findings included."""
     return json.dumps(to_data(report), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -86,7 +86,7 @@ def _recommendation(report: Report, style: Style) -> list[str]:
     """The last thing a user reads: what to use, how sure we are, and what to paste."""
     chosen = report.recommendation
     if not chosen.path:
-        closest = next((v for v in chosen.ranking if not v.blocked_by_rules and v.reasons), None)
+        closest = next((v for v in chosen.ranking if v.id == chosen.closest), None)
         tail = f"; closest: {closest.id}, which {'; '.join(closest.reasons)}" if closest else ""
         return [style.paint(f"Use: nothing runs here yet{tail}", "error")]
     if chosen.verification == "verified":
