@@ -115,3 +115,45 @@ def test_unrelated_errors_fire_no_signature(text: str) -> None:
     allowed = {rule.id for rule in SIGNATURES if "out-of-memory" in rule.name}
     fired = [rule.id for rule in _fired(text) if rule.id not in allowed]
     assert fired == []
+
+
+#: One cause, worded by different tools: each text must reach a rule of that category.
+REWORDED = (
+    (
+        "unsupported-gpu-fp8",
+        "ERROR: FP8 models require a GPU with Compute Capability 8.9 or higher",
+    ),
+    ("unsupported-gpu-fp8", "AssertionError: Float8 quantization is only supported on CUDA>=8.9"),
+    ("unsupported-gpu-fp8", "AssertionError: fp8e4nv data type is not supported on CUDA arch < 89"),
+    ("missing-lib", "ImportError: libcuda.so.1: cannot open shared object file: No such file"),
+    ("missing-lib", "/usr/bin/ld: cannot find -lcuda: No such file or directory"),
+    ("missing-lib", "ModuleNotFoundError: No module named 'transformer_engine'"),
+    ("install-build", "c++: fatal error: Killed signal terminated program cc1plus"),
+    ("install-build", "CMake Error: CMAKE_CUDA_COMPILER not set, after EnableLanguage"),
+    ("install-build", "CMake Error: Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR)"),
+    ("install-build", "nvcc fatal   : Unsupported gpu architecture 'compute_120'"),
+    (
+        "install-build",
+        "x.cpp:9:10: fatal error: experimental/filesystem: No such file or directory",
+    ),
+    ("import-abi", "undefined symbol: _ZNK3c106SymInt22maybe_as_int_slow_pathEv"),
+    ("import-abi", "libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by x.so)"),
+    ("multiple-installs", "Failed to initialize NVML: Driver/library version mismatch"),
+    ("multiple-installs", "RuntimeError: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
+    ("driver-too-old", "The NVIDIA driver on your system is too old (found version 11040)."),
+    ("driver-too-old", "cudaGetDeviceCount(). Error 803: system has unsupported display driver"),
+    (
+        "cuda-mismatch",
+        "The detected CUDA version (12.9) mismatches the version that was used to compile"
+        "\n> PyTorch",
+    ),
+    ("runtime-numerics", "iteration 10 | lm loss: nan | grad norm: nan"),
+    ("config", "RuntimeError: No CUDA GPUs are available"),
+    ("config", "requires setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1"),
+    ("flash-attn", "ImportError: Requires Flash-Attention version >=2.7.1,<=2.8.0 but got 2.8.3."),
+)
+
+
+@pytest.mark.parametrize(("category", "text"), REWORDED)
+def test_a_cause_is_caught_in_other_words(category: str, text: str) -> None:
+    assert category in {rule.category for rule in _fired(text)}

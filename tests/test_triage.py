@@ -125,3 +125,24 @@ def test_odd_input_finishes_quickly_with_a_clear_result(payload: bytes) -> None:
 def test_unreadable_file_is_exit_2() -> None:
     result = te_doctor(["/nonexistent/report.txt"])
     assert result.returncode == 2 and b"cannot read" in result.stderr
+
+
+def test_a_fact_not_pasted_is_not_evidence() -> None:
+    """pytorch/pytorch#37320: collect_env gives the driver version but no GPU count; "the
+    driver does not answer" (``driver.gpu_count is unknown``) must not fire on that silence."""
+    text = (
+        "PyTorch version: 1.5.0\n"
+        "Is debug build: No\n"
+        "CUDA used to build PyTorch: 10.2\n"
+        "\n"
+        "OS: Ubuntu 18.04.3 LTS\n"
+        "Python version: 3.6\n"
+        "Is CUDA available: No\n"
+        "CUDA runtime version: 10.0.130\n"
+        "Nvidia driver version: 410.104\n"
+    )
+    diagnosis = triage_text(text)
+    assert "TED204" not in [c.rule_id for c in diagnosis.causes]
+    undecided = {f.rule_id: f for f in diagnosis.undecided}
+    assert "TED204" in undecided
+    assert [m.path for m in undecided["TED204"].missing] == ["driver.gpu_count"]

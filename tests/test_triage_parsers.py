@@ -574,6 +574,113 @@ def test_rank_prefixed_traceback_without_its_last_line() -> None:
     assert parsed.error_text.splitlines() == text.splitlines()[:-1]  # the empty "[rank0]:" ends it
 
 
+#: Decisive lines with no "Error:" in them, verbatim from wave-1 reports (source in each id).
+DECISIVE_LINES = [
+    pytest.param(
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA"
+        " initialization: The NVIDIA driver on your system is too old (found version 11000).",
+        id="IEIT-Yuan/Yuan-2.0#65",
+    ),
+    pytest.param("NVIDIA driver on your system is too old (found version 6000)....", id="pt#920"),
+    pytest.param("module 'torch' has no attribute 'float8_e4m3fn'", id="ComfyUI-CogVideoX#12"),
+    pytest.param(
+        "Exception: Installed CUDA version 11.8 does not match the version torch was compiled"
+        " with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.",
+        id="DeepSpeed#3011",
+    ),
+    pytest.param(
+        'assert cuda_home is not None, "CUDA_HOME does not exist, unable to compile CUDA op(s)".',
+        id="DeepSpeed#2337",
+    ),
+    pytest.param(
+        "Specified provider \u2018CUDAExecutionProvider\u2019 is not in available provider names."
+        " Available providers: \u2018AzureExecutionProvider, CPUExecutionProvider\u2019",
+        id="onnxruntime#26996",
+    ),
+    pytest.param("missing '_flash_attn_varlen_forward'", id="TE#1392"),
+    pytest.param(
+        "_flash_attn_forward() got an unexpected keyword argument 'descale_q'", id="fa#1710"
+    ),
+    pytest.param("-- Configuring incomplete, errors occurred!", id="TE#654"),
+    pytest.param("no such option: --config-settings", id="NeMo#8814"),
+    pytest.param("Unable to find suitable cuBLAS grouped GEMM algorithm", id="TE#3176"),
+    pytest.param(
+        "Error(s): Apex was not found. Please see the NeMo README for installation instructions",
+        id="NeMo#5111",
+    ),
+    pytest.param("/usr/bin/ld: cannot find -lcurand", id="DeepSpeed#889"),
+    pytest.param(
+        "iteration 5/50 | elapsed time per iteration: 21392.5 ms | | learning rate: 1.350000E-04"
+        " | global batch size: 4096 | | loss scale: 1.0 | grad norm: nan |",
+        id="Megatron-Bridge#5306",
+    ),
+    pytest.param("FP8+PP+**Recompute**+GA>1, loss = nan", id="TE#539"),
+    pytest.param(
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
+        id="xformers#982",
+    ),
+    pytest.param(
+        "DEBUG:DotProductAttention:Disabling FusedAttention as no backend supports the provided"
+        " input",
+        id="TE#2285",
+    ),
+    pytest.param(
+        "/home/shitals/miniconda3/envs/nemo/lib/python3.11/site-packages/torch/utils/"
+        "cpp_extension.py:424: UserWarning: There are no g++ version bounds defined for CUDA"
+        " version 12.4",
+        id="TE#1249",
+    ),
+]
+
+
+@pytest.mark.parametrize("line", DECISIVE_LINES)
+def test_decisive_lines_without_an_error_word_are_kept(line: str) -> None:
+    parsed = parse_report(f"I ran the script and got:\n\n{line}\n\nany idea?\n")
+    assert parsed.error_text == line
+
+
+def test_kernel_location_split_from_its_runtime_error_is_kept() -> None:
+    """NVIDIA/TransformerEngine#3217: TE's file:line on its own line, blank lines around it."""
+    text = (
+        "RuntimeError:\n"
+        "/home/.../transformer_engine/common/recipe/current_scaling.cu:77\n\n"
+        "launch_amax_kernel\n\n"
+        "CUDA Error: no kernel image is available for execution on the device\n"
+    )
+    assert parse_report(text).error_text.splitlines() == [
+        "RuntimeError:",
+        "/home/.../transformer_engine/common/recipe/current_scaling.cu:77",
+        "CUDA Error: no kernel image is available for execution on the device",
+    ]
+
+
+def test_error_wrapped_in_a_log_column_is_kept_whole() -> None:
+    """NVIDIA/TransformerEngine#1981: Rich's log handler wraps the message at a fixed column."""
+    pad = " " * 29
+    cells = [
+        "Could not find package",
+        "transformer_engine_torch. Install",
+        "transformer-engine using 'pip3",
+        "install",
+        "transformer-engine[pytorch]==VERSIO",
+        "N'",
+    ]
+    text = "[07/23/25 01:51:13] INFO     transformer_engine.common - INFO -  __init__.py:160\n"
+    text += "".join(f"{pad}{cell:<52}\n" for cell in cells)
+    lines = parse_report(text).error_text.splitlines()
+    assert [line.strip() for line in lines] == cells
+
+
+def test_shallow_error_line_does_not_swallow_the_next_line() -> None:
+    text = "  RuntimeError: CUDA error: invalid device ordinal\n  next step of the log\n"
+    assert parse_report(text).error_text == "  RuntimeError: CUDA error: invalid device ordinal"
+
+
+def test_plain_user_warnings_are_still_not_errors() -> None:
+    text = "train.py:10: UserWarning: torch.cuda.amp.autocast(args...) is deprecated.\n"
+    assert parse_report(text).error_text == ""
+
+
 def test_error_lines_outside_tracebacks() -> None:
     parsed = parse_report(sample("freetext_environment_te_issue_2040.txt"))
     assert parsed.error_text.splitlines() == [

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from te_doctor.engine import Finding, Outcome, evaluate
+from te_doctor.engine import Finding, MissingFact, Outcome, evaluate, evaluate_rule
 from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact
 from te_doctor.flatten import FlatFacts, add_majors
@@ -90,7 +90,7 @@ def pasted_facts(
 
 def diagnose(facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = ()) -> Diagnosis:
     """Evaluate every rule and rank the findings for a bug report."""
-    findings = evaluate(facts, rules)
+    findings = _not_stated_is_not_evidence(evaluate(facts, rules), facts, rules)
     reads_error = {r.id for r in rules if any(p.startswith("smoke.error") for p in r.facts_used())}
     fired = [f for f in findings if f.outcome is Outcome.FIRED]
     causes = sorted(
@@ -108,6 +108,51 @@ def diagnose(facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = (
         undecided=undecided,
         ask_for=_requests(undecided),
     )
+
+
+def _not_stated_is_not_evidence(
+    findings: Sequence[Finding], facts: FlatFacts, rules: Sequence[Rule]
+) -> tuple[Finding, ...]:
+    """Undecide a fired rule that fired only because a fact was not pasted.
+
+    ``X is unknown`` means a probe could not tell; a paste that never mentions X tells nothing
+    either way. A rule that fires on such a leaf, but not once the unstated facts are taken as
+    known-absent, is undecided: the reporter is asked for them instead.
+    """
+    by_id = {rule.id: rule for rule in rules}
+    result = []
+    for finding in findings:
+        rule = by_id.get(finding.rule_id)
+        if finding.outcome is Outcome.FIRED and rule is not None:
+            unstated = tuple(
+                dict.fromkeys(
+                    leaf.path
+                    for leaf in rule.when.leaves()
+                    if leaf.op == "is unknown" and _unstated(facts, leaf.path)
+                )
+            )
+            if unstated:
+                stated = {
+                    **facts.values,
+                    **{path: Fact.absent("not in the pasted text", SOURCE) for path in unstated},
+                }
+                probe = FlatFacts(stated, facts.gpus, facts.environment_complete)
+                if evaluate_rule(probe, rule).outcome is not Outcome.FIRED:
+                    finding = replace(
+                        finding,
+                        outcome=Outcome.UNDECIDED,
+                        missing=tuple(
+                            MissingFact(path, "not in the pasted text") for path in unstated
+                        ),
+                    )
+        result.append(finding)
+    return tuple(result)
+
+
+def _unstated(facts: FlatFacts, path: str) -> bool:
+    """True when the pasted text said nothing about ``path`` (it is unknown only by omission)."""
+    fact = facts.values.get(path)
+    return fact is None or (not fact.known and not fact.source.startswith(SOURCE))
 
 
 def _requests(undecided: Sequence[Finding]) -> tuple[Request, ...]:

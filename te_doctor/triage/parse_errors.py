@@ -22,6 +22,8 @@ HEADER = "Traceback (most recent call last):"
 MAX_ERROR_TEXT = 100_000
 _MAX_LINE = 2_000
 _MAX_BLOCK = 400
+#: An error line indented this deep sits in a wrapped log column (see ``_wrap_base``).
+_LOG_COLUMN = 20
 _FRAME = re.compile(
     r'[ \t]{0,40}File "[^"\n]{1,1000}", line \d{1,7}|[^\n"]{0,1000}\.py", line \d{1,7}, in '
 )
@@ -37,6 +39,11 @@ _ERROR_LINE = re.compile(
     r"|fatal error|no kernel image is available|not supported|only supported|not implemented"
     r"|\bfailed\b|mismatch|incompatible|out of memory|illegal memory access"
     r"|during handling of the above exception|the above exception was the direct cause"
+    r"|exception[ \t]{0,3}:|does not exist|unexpected keyword argument|missing '_|no such option"
+    r"|configuring incomplete|no cuda runtime is found|unable to find|no backend supports"
+    r"|not in available provider|can't load|cannot load|was not found|\.cuh?:\d{1,6}\b"
+    r"|too old|version bounds|cudaerror|cannot find -l|could not find|has no attribute"
+    r"|(?:loss|norm)[ \t]{0,3}(?:is|[:=])[ \t]{0,3}[-+]?(?:nan|inf)\b|nan loss"
 )
 _BARE_EXCEPTION = re.compile(r"[ \t]{0,8}(?:[A-Z]\w{0,80}(?:Error|Exception)|StopIteration)[ \t]*")
 
@@ -65,7 +72,7 @@ def parse(report: Report, skip: list[tuple[int, int]]) -> tuple[str, Findings]:
             found.recognised(FORMAT)
         elif number in flagged and _is_error(line):
             block = _code_before(lines, number, taken, owned) + [line]
-            number = _continuation(lines, number + 1, _indent(line), block, owned)
+            number = _continuation(lines, number + 1, _wrap_base(line), block, owned)
         else:
             number += 1
             continue
@@ -113,6 +120,14 @@ def _is_error(line: str) -> bool:
     if text.lstrip().startswith("|"):
         return False
     return bool(_ERROR_LINE.search(text.lower()) or _BARE_EXCEPTION.fullmatch(text))
+
+
+def _wrap_base(line: str) -> int:
+    """The indent a continuation of an error line must exceed. A line indented as deep as a
+    log column (Rich's handler wraps its message at a fixed column, e.g.
+    ``                             Could not find package``) continues on lines as deep."""
+    indent = _indent(line[:_MAX_LINE])
+    return indent - 1 if indent >= _LOG_COLUMN else indent
 
 
 def _indent(text: str) -> int:
