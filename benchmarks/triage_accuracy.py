@@ -1,0 +1,129 @@
+"""How well `te-doctor triage` names the cause of real reports it was not written from.
+
+Reads the corpus (``tests/data/reports/wave*.json``: public bug reports with the reporter's
+error and environment text verbatim, and the category the thread's fix supports), pastes each
+report the way a reporter would (environment, then error) into the triage parser and diagnosis,
+and counts a hit when the labelled category is the first cause (top-1) or among the first three
+(top-3). Prints the whole corpus, each category and each wave, and the figure recorded for the
+last wave before any rule or parser was written for it.
+
+    python benchmarks/triage_accuracy.py [--misses] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from te_doctor.check import load_rule_set
+from te_doctor.triage.diagnose import diagnose, pasted_facts
+from te_doctor.triage.parsers import parse_report
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "reports"
+#: Measured on wave 2 before any rule or parser was written for it (see SOURCES.md).
+RECORDED_BEFORE_RULES = CORPUS / "before-rules.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One report and where its category came in the diagnosis (0 = not in the top 3)."""
+
+    source: str
+    wave: str
+    category: str
+    rank: int
+    top: tuple[str, ...]
+
+
+def load_corpus(directory: Path = CORPUS) -> list[tuple[str, dict[str, Any]]]:
+    """Every report with its wave (``wave1``, ``wave2``), file by file."""
+    reports = []
+    for path in sorted(directory.glob("wave*.json")):
+        wave = path.stem.split("-", 1)[0]
+        reports += [(wave, item) for item in json.loads(path.read_text(encoding="utf-8"))]
+    return reports
+
+
+def pasted_text(report: dict[str, Any]) -> str:
+    """The report as a reporter pastes it: the environment block, then the error."""
+    parts = [report.get("environment_text") or "", report.get("error_excerpt") or ""]
+    return "\n\n".join(part for part in parts if part)
+
+
+def score(reports: Sequence[tuple[str, dict[str, Any]]]) -> list[Scored]:
+    """Triage every report; its rank is 1-3 where the labelled category appears, else 0."""
+    rules, _ = load_rule_set()
+    scored = []
+    for wave, report in reports:
+        parsed = parse_report(pasted_text(report))
+        facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
+        causes = diagnose(facts, rules, parsed.formats).causes
+        top = tuple(dict.fromkeys(c.category for c in causes))[:3]
+        rank = top.index(report["category"]) + 1 if report["category"] in top else 0
+        scored.append(Scored(report["source"], wave, report["category"], rank, top))
+    return scored
+
+
+def rates(scored: Sequence[Scored]) -> tuple[float, float]:
+    """(top-1, top-3) hit rates."""
+    if not scored:
+        return 0.0, 0.0
+    return (
+        sum(s.rank == 1 for s in scored) / len(scored),
+        sum(s.rank > 0 for s in scored) / len(scored),
+    )
+
+
+def _line(label: str, scored: Sequence[Scored]) -> str:
+    top1, top3 = rates(scored)
+    return f"{label:<22} {len(scored):>4}   top-1 {top1:6.1%}   top-3 {top3:6.1%}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--misses", action="store_true", help="list the reports not in the top 3")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the reports' directory")
+    args = parser.parse_args(argv)
+    scored = score(load_corpus(args.corpus))
+    waves = {w: [s for s in scored if s.wave == w] for w in sorted({s.wave for s in scored})}
+    categories = {
+        c: [s for s in scored if s.category == c] for c in sorted({s.category for s in scored})
+    }
+    groups = {"corpus": scored, **waves, **categories}
+    before = (
+        json.loads(RECORDED_BEFORE_RULES.read_text(encoding="utf-8"))
+        if RECORDED_BEFORE_RULES.is_file()
+        else None
+    )
+    if args.json:
+        figures = {
+            name: {"reports": len(g), **dict(zip(("top1", "top3"), rates(g), strict=True))}
+            for name, g in groups.items()
+        }
+        print(json.dumps({"figures": figures, "before_rules": before}, indent=1))
+        return 0
+    print(f"{'':<22} {'n':>4}")
+    for section in ({"corpus": scored}, waves, categories):
+        print("\n".join(_line(name, group) for name, group in section.items()), end="\n\n")
+    if before:
+        print(
+            f"{before['wave']} before any rule or parser was written for it "
+            f"({before['date']}, {before['commit']}): {before['reports']} reports, "
+            f"top-1 {before['top1']:.1%}, top-3 {before['top3']:.1%}"
+        )
+    if args.misses:
+        print("\nnot in the top 3:")
+        for item in scored:
+            if not item.rank:
+                print(f"  {item.source:<45} {item.category:<20} got {', '.join(item.top) or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The corpus of real reports that measures triage (tests/data/reports, see SOURCES.md there).
+
+The reports are data: each must be well-formed and labelled by shared/cases/CATEGORIES.md,
+appear once, and stay apart from the development cases the signatures were first written from.
+The corpus figure (top-3) must not fall below the one recorded when the corpus landed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.triage_accuracy import CORPUS, load_corpus, rates, score
+from te_doctor.rules import CATEGORIES
+
+REPORTS = load_corpus()
+DEV_CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "dev-cases.json"
+_KEYS = {
+    "source", "url", "title", "category", "confidence", "error_excerpt", "environment_text",
+    "root_cause", "fix", "notes",
+}  # fmt: skip
+#: Top-3 over the whole corpus when it was last measured (benchmarks/triage_accuracy.py).
+CORPUS_TOP3_FLOOR = 0.70
+
+
+@pytest.mark.parametrize("report", [r for _, r in REPORTS], ids=[r["source"] for _, r in REPORTS])
+def test_report_is_well_formed(report: dict[str, Any]) -> None:
+    assert {"source", "url", "title", "category", "confidence", "root_cause"} <= set(report)
+    assert set(report) <= _KEYS, set(report) - _KEYS
+    assert re.fullmatch(r"[\w.-]+/[\w.-]+#\d+", report["source"]), report["source"]
+    owner_repo, number = report["source"].split("#")
+    assert re.fullmatch(
+        rf"https://github\.com/{re.escape(owner_repo)}/(issues|pull)/{number}", report["url"]
+    ), report["url"]
+    assert report["category"] in CATEGORIES
+    assert report["confidence"] in ("high", "medium")
+    assert (report.get("error_excerpt") or "").strip() or (
+        report.get("environment_text") or ""
+    ).strip()
+
+
+def test_the_corpus_is_large_and_has_no_duplicates() -> None:
+    sources = Counter(r["source"] for _, r in REPORTS)
+    assert len(sources) >= 200
+    assert [s for s, n in sources.items() if n > 1] == []
+    assert {w for w, _ in REPORTS} == {"wave1", "wave2"}
+    assert sum(w == "wave2" for w, _ in REPORTS) >= len(REPORTS) // 5
+
+
+def test_no_report_is_a_development_case() -> None:
+    if not DEV_CASES.is_file():
+        pytest.skip(f"{DEV_CASES} is absent outside the workplace")
+    dev = {case["source"] for case in json.loads(DEV_CASES.read_text(encoding="utf-8"))}
+    assert dev.isdisjoint(r["source"] for _, r in REPORTS)
+
+
+def test_the_corpus_figure_does_not_fall() -> None:
+    top1, top3 = rates(score(REPORTS))
+    assert top3 >= CORPUS_TOP3_FLOOR, f"top-3 {top3:.1%} fell below {CORPUS_TOP3_FLOOR:.1%}"
+    assert top1 <= top3
+
+
+def test_the_before_rules_figure_is_recorded() -> None:
+    recorded = json.loads((CORPUS / "before-rules.json").read_text(encoding="utf-8"))
+    assert recorded["wave"] == "wave2"
+    assert recorded["reports"] == sum(w == "wave2" for w, _ in REPORTS)
+    assert 0 <= recorded["top1"] <= recorded["top3"] <= 1
