@@ -43,7 +43,9 @@ _ERROR_LINE = re.compile(
     r"|configuring incomplete|no cuda runtime is found|unable to find|no backend supports"
     r"|not in available provider|can't load|cannot load|was not found|\.cuh?:\d{1,6}\b"
     r"|too old|version bounds|cudaerror|cannot find -l|could not find|has no attribute"
-    r"|(?:loss|norm)[ \t]{0,3}(?:is|[:=])[ \t]{0,3}[-+]?(?:nan|inf)\b|nan loss"
+    r"|(?:loss|norm)[\x27\"]?[ \t]{0,3}(?:is|[:=])[ \t]{0,3}[-+]?(?:nan|inf)\b|nan loss"
+    r"|invalid device ordinal|cannot load symbol|not defined in file|was compiled with"
+    r"|compiled against|divisible by"
 )
 _BARE_EXCEPTION = re.compile(r"[ \t]{0,8}(?:[A-Z]\w{0,80}(?:Error|Exception)|StopIteration)[ \t]*")
 
