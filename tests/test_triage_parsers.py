@@ -978,3 +978,35 @@ def test_a_parser_that_crashes_costs_only_its_own_facts(monkeypatch: pytest.Monk
     parsed = parse_report(sample("collect_env_torch_1_12_k2_sherpa_install_notes.txt"))
     assert parsed.facts["torch.version"] == "1.12.0"
     assert "driver.cuda_version" not in parsed.facts  # that came from the nvidia-smi parser
+
+
+@pytest.mark.parametrize(
+    ("source", "text", "kept"),
+    [
+        (
+            "pytorch/ao#3356",
+            "{'loss': nan, 'grad_norm': nan, 'learning_rate': 4e-05, 'epoch': 0.01}",
+            "'loss': nan",
+        ),
+        (
+            "HRNet/HRNet-Semantic-Segmentation#171",
+            "THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=33 error=10 : invalid"
+            " device ordinal",
+            "invalid device ordinal",
+        ),
+        (
+            "tensorflow/docs#2251",
+            "Loaded runtime CuDNN library: 8.1.0 but source was compiled with: 8.6.0.",
+            "was compiled with",
+        ),
+        (
+            "paninski-lab/lightning-pose#460",
+            "Invalid handle. Cannot load symbol cudnnGetVersion",
+            "cudnnGetVersion",
+        ),
+    ],
+    ids=lambda value: value if "#" in str(value) else "",
+)
+def test_wave2_decisive_lines_are_kept(source: str, text: str, kept: str) -> None:
+    """Wave-2 corpus lines that name the cause without the word "Error:" (real samples)."""
+    assert kept in parse_report(f"some log line\n{text}\nanother log line\n").error_text
