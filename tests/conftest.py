@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import NoReturn
 
@@ -28,3 +29,16 @@ def venv_python() -> Path:
         return ensure_venv()
     except OfflineError as exc:
         skip_or_fail(f"no network to build the real TE venv (pip cannot reach an index): {exc}")
+
+
+@pytest.fixture(scope="session")
+def te_root(venv_python: Path) -> Path:
+    """The real TE wheel's ``transformer_engine`` package directory in the broken venv."""
+    purelib = subprocess.run(
+        [str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
+    return Path(purelib) / "transformer_engine"

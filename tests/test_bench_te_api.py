@@ -9,7 +9,6 @@ be checked is that every call they make matches the real TE 2.20.2 wheel (instal
 from __future__ import annotations
 
 import ast
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,18 +25,6 @@ TE_CALLABLES = {
     "autocast": ("pytorch/quantization.py", ()),
     "fp8_autocast": ("pytorch/quantization.py", ()),
 }
-
-
-@pytest.fixture(scope="module")
-def te_root(venv_python: Path) -> Path:
-    purelib = subprocess.run(
-        [str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.strip()
-    return Path(purelib) / "transformer_engine"
 
 
 def parameters(file: Path, name: str) -> list[str]:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
 from pathlib import Path
 
-import pytest
 from packaging.version import Version
 
 from te_doctor.paths import load_paths
@@ -47,18 +45,6 @@ TORCH_MODULE_SINCE = {
 RECIPES_WITHOUT_RULES = {
     "CustomRecipe": "user-supplied quantizer factories: no hardware requirement of TE's own",
 }
-
-
-@pytest.fixture(scope="module")
-def te_root(venv_python: Path) -> Path:
-    purelib = subprocess.run(
-        [str(venv_python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.strip()
-    return Path(purelib) / "transformer_engine"
 
 
 def module_level_torch_imports(root: Path) -> dict[str, list[str]]:
