@@ -13,6 +13,18 @@ from tests.real_venv import OfflineError, ensure_venv
 
 #: Set in .ci/run: tests against real installs fail instead of skipping when pip is offline.
 REQUIRE_REAL_VENV = "TE_DOCTOR_REQUIRE_REAL_VENV"
+#: Set in .ci/run: tests on the workplace's shared/ real reports fail instead of skipping.
+REQUIRE_SHARED = "TE_DOCTOR_REQUIRE_SHARED"
+
+
+def skip_unless_shared(path: Path) -> None:
+    """Skip when ``path`` (under the workplace's shared/) is absent; fail in CI instead."""
+    if path.exists():
+        return
+    reason = f"{path} is absent: the real failure reports exist only in the workplace"
+    if os.environ.get(REQUIRE_SHARED) == "1":
+        pytest.fail(f"{REQUIRE_SHARED}=1 but {reason}")
+    pytest.skip(reason)
 
 
 def skip_or_fail(reason: str) -> NoReturn:

@@ -15,8 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
+
+from te_doctor.cli_fleet import node as node_command
 
 ROOT = Path(__file__).parents[1]
 DEPLOY = ROOT / "deploy"
@@ -30,8 +33,14 @@ KNOWN_KINDS = {
 }
 REPORTS = "/reports"
 NODE_COMMAND = ["te-doctor", "fleet", "node", "--dir", REPORTS]
-#: ``te-doctor fleet node`` options after ``--dir``: name -> takes a value.
-NODE_OPTIONS = {"--timeout": True, "--smoke": False, "--node-name": True}
+#: ``te-doctor fleet node``'s options, read from the click command itself: name -> takes a value.
+NODE_OPTIONS = {
+    name: not param.is_flag
+    for param in node_command.params
+    if isinstance(param, click.Option)
+    for name in param.opts
+    if name != "--dir"
+}
 GPU = "nvidia.com/gpu"
 HOSTNAME = "kubernetes.io/hostname"
 NODE_NAME_PATH = "spec.nodeName"

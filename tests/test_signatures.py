@@ -16,6 +16,7 @@ from te_doctor.conditions import Truth
 from te_doctor.paths import load_paths
 from te_doctor.rule_examples import example_facts
 from te_doctor.rules import CATEGORIES, Example, Rule, load_rules
+from tests.conftest import skip_unless_shared
 
 CASES_FILE = Path(__file__).resolve().parents[2] / "shared" / "cases" / "dev-cases.json"
 RULES = load_rules(known_paths=[p.id for p in load_paths()])
@@ -55,8 +56,8 @@ def _category_params() -> list[Any]:
 
 
 def _require(case: dict[str, Any] | None) -> dict[str, Any]:
-    if case is None:
-        pytest.skip(f"{CASES_FILE} is absent: the real failure reports exist only in the workplace")
+    skip_unless_shared(CASES_FILE)
+    assert case is not None
     return case
 
 
@@ -84,8 +85,7 @@ def test_a_signature_fires_on_each_real_report(case: dict[str, Any] | None) -> N
 @pytest.mark.parametrize("case", _category_params())
 def test_a_signature_of_the_reports_category_fires(case: dict[str, Any] | None) -> None:
     case = _require(case)
-    if case["category"] not in CATEGORIES:
-        pytest.skip(f"category {case['category']!r} is not in the rule vocabulary")
+    assert case["category"] in CATEGORIES, f"{case['source']}: unknown category"
     fired = _fired(case["error_excerpt"])
     assert case["category"] in {rule.category for rule in fired}, (
         f"{case['source']} ({case['category']}): fired {[(r.id, r.category) for r in fired]}"

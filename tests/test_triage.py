@@ -15,6 +15,7 @@ from te_doctor.check import load_rule_set
 from te_doctor.rules import Severity
 from te_doctor.triage.diagnose import diagnose, pasted_facts
 from te_doctor.triage.parsers import parse_report
+from tests.conftest import skip_unless_shared
 
 CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "dev-cases.json"
 RULES, _ = load_rule_set()
@@ -28,8 +29,7 @@ def triage_text(text: str) -> Any:
 
 
 def cases() -> list[dict[str, Any]]:
-    if not CASES.exists():
-        pytest.skip(f"{CASES} is absent: the real failure reports exist only in the workplace")
+    skip_unless_shared(CASES)
     data: list[dict[str, Any]] = json.loads(CASES.read_text(encoding="utf-8"))
     return data
 

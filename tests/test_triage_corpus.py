@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks.triage_accuracy import CORPUS, load_corpus, rates, score
 from te_doctor.rules import CATEGORIES
+from tests.conftest import skip_unless_shared
 
 REPORTS = load_corpus()
 DEV_CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "dev-cases.json"
@@ -53,8 +54,7 @@ def test_the_corpus_is_large_and_has_no_duplicates() -> None:
 
 
 def test_no_report_is_a_development_case() -> None:
-    if not DEV_CASES.is_file():
-        pytest.skip(f"{DEV_CASES} is absent outside the workplace")
+    skip_unless_shared(DEV_CASES)
     dev = {case["source"] for case in json.loads(DEV_CASES.read_text(encoding="utf-8"))}
     assert dev.isdisjoint(r["source"] for _, r in REPORTS)
 

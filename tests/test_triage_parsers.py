@@ -24,6 +24,7 @@ from te_doctor.triage import parse_collect_env, parsers
 from te_doctor.triage.gpus import compute_capability
 from te_doctor.triage.parse_common import Findings, Report
 from te_doctor.triage.parsers import Parsed, parse_report
+from tests.conftest import skip_unless_shared
 
 DATA = Path(__file__).parent / "data" / "triage"
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -859,8 +860,7 @@ def test_compute_capability_unknown_or_cut_names(name: str) -> None:
 
 
 def dev_cases() -> list[dict[str, object]]:
-    if not DEV_CASES.exists():
-        pytest.skip(f"{DEV_CASES} is not here")
+    skip_unless_shared(DEV_CASES)
     data = json.loads(DEV_CASES.read_text(encoding="utf-8"))
     assert isinstance(data, list)
     return [case for case in data if isinstance(case, dict)]
