@@ -55,7 +55,8 @@ def test_a_known_delay_is_recovered_as_the_median(child: ModuleType) -> None:
         lambda: time.sleep(next(steps)), child.cpu_timed, warmup=2, repeats=7, budget_s=30.0
     )
     assert min(warm) >= first
-    assert delay <= statistics.median(samples) < delay * 1.5
+    # The timer sees the step, not the slow warm-up: a bound far from both, so load cannot flip it.
+    assert delay <= statistics.median(samples) < (delay + first) / 2
     timing = timing_of(samples)
     assert timing is not None and timing.count == 7
     assert timing.min_s <= timing.q1_s <= timing.median_s <= timing.q3_s <= timing.max_s

