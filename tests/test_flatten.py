@@ -63,7 +63,7 @@ def test_a_snapshot_with_a_smoke_test_fills_the_smoke_facts() -> None:
     ],
 )
 def test_gpu_code_runs_on(archs: tuple[str, ...], cc: str, runs: bool, specific: bool) -> None:
+    from te_doctor.derived import runs_on
     from te_doctor.facts import Fact
-    from te_doctor.flatten import _runs_on
 
-    assert _runs_on(Fact.of(archs, "t"), Fact.of(cc, "t"), specific=specific).value is runs
+    assert runs_on(Fact.of(archs, "t"), Fact.of(cc, "t"), specific=specific).value is runs

@@ -12,10 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from te_doctor.derived import add_majors
 from te_doctor.engine import Finding, MissingFact, Outcome, evaluate, evaluate_rule
 from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts, add_majors
+from te_doctor.flatten import FlatFacts
 from te_doctor.rules import Rule
 
 SOURCE = "triage"
