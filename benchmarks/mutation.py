@@ -26,19 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Group -> (modules to mutate, test files that exercise them).
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "conditions": (
-        ("te_doctor/conditions.py",),
+        ("te_doctor/engine/conditions.py",),
         ("tests/test_conditions.py", "tests/test_core_edges.py", "tests/test_rules.py"),
     ),
     "engine": (
-        ("te_doctor/engine.py",),
+        ("te_doctor/engine/evaluate.py",),
         ("tests/test_core_edges.py", "tests/test_expected_results.py"),
     ),
     "recommend-gate": (
-        ("te_doctor/recommend.py", "te_doctor/report.py"),
+        ("te_doctor/engine/recommend.py", "te_doctor/check/report.py"),
         ("tests/test_core_edges.py", "tests/test_expected_results.py", "tests/test_scenarios.py"),
     ),
     "flatten": (
-        ("te_doctor/flatten.py",),
+        ("te_doctor/engine/flatten.py",),
         ("tests/test_flatten.py", "tests/test_core_edges.py", "tests/test_expected_results.py"),
     ),
     "nvidia-probe": (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from te_doctor.check import load_rule_set
+from te_doctor.check.pipeline import load_rule_set
 from te_doctor.triage.diagnose import diagnose, pasted_facts
 from te_doctor.triage.parsers import parse_report
 

@@ -29,7 +29,7 @@ import pynvml
 from te_doctor.probes import collect_snapshot
 from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
 from te_doctor.smoke.result import from_child
-from te_doctor.snapshot_file import dumps
+from te_doctor.snapshot.file import dumps
 from tests.elf_builder import fatbin
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
 from tests.smoke_results import GPU_CHECKS, check, child_result, te_support

@@ -9,7 +9,7 @@ import pytest
 from te_doctor.bench.choose import PathChoiceError, PlannedPath
 from te_doctor.bench.pipeline import plan_paths
 from te_doctor.bench.workload import build_workload
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from te_doctor.schema import report_schema
+from te_doctor.check.schemas import report_schema
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.json"))
 FORMATS = ["text", "json", "markdown", "junit"]

@@ -15,15 +15,16 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from te_doctor.check import load_rule_set, run_check
-from te_doctor.conditions import Truth, parse_leaf
-from te_doctor.engine import Outcome
-from te_doctor.facts import Fact, FactState
-from te_doctor.flatten import FlatFacts, flatten
+from te_doctor.check.pipeline import load_rule_set, run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.condition_parser import parse_leaf
+from te_doctor.engine.conditions import Truth
+from te_doctor.engine.evaluate import Outcome
+from te_doctor.engine.flatten import FlatFacts, flatten
 from te_doctor.probes.nvidia import probe_nvidia
-from te_doctor.report import GateOptions
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.facts import Fact, FactState
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import Snapshot
 from te_doctor.triage.diagnose import pasted_facts
 from te_doctor.triage.parsers import parse_report
 from tests.fakes import FakeMachine, FakeNvml, ok

@@ -19,7 +19,7 @@ import click
 import pytest
 import yaml
 
-from te_doctor.cli_fleet import node as node_command
+from te_doctor.cli.fleet import node as node_command
 
 ROOT = Path(__file__).parents[1]
 DEPLOY = ROOT / "deploy"

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from te_doctor.check import load_rule_set
-from te_doctor.diff import compare
-from te_doctor.flatten import FlatFacts, flatten
-from te_doctor.snapshot_file import load
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.flatten import FlatFacts, flatten
+from te_doctor.snapshot.file import load
+from te_doctor.triage.diff import compare
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RULES, _ = load_rule_set()

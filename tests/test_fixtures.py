@@ -21,9 +21,9 @@ from jsonschema import Draft202012Validator
 from packaging.version import Version
 
 import te_doctor
-from te_doctor.facts import Fact, FactState
-from te_doctor.snapshot import GpuFacts, PackageFacts, Snapshot
-from te_doctor.snapshot_file import dumps, loads
+from te_doctor.snapshot.facts import Fact, FactState
+from te_doctor.snapshot.file import dumps, loads
+from te_doctor.snapshot.model import GpuFacts, PackageFacts, Snapshot
 from tests.machines import (
     FIXED_CREATED_AT,
     FIXED_TE_DOCTOR_VERSION,

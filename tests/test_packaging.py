@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).parents[1]
 
 
-@pytest.mark.parametrize("module", ["te_doctor.cli", "te_doctor.probes"])
+@pytest.mark.parametrize("module", ["te_doctor.cli.main", "te_doctor.probes"])
 def test_import_pulls_in_neither_torch_nor_numpy(module: str) -> None:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", f"import {module}"],

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from te_doctor.engine import evaluate
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts, flatten
-from te_doctor.plan import Plan, make_plan
-from te_doctor.plan_data import load_plan_rules
-from te_doctor.rules import Severity
-from te_doctor.snapshot_file import load
+from te_doctor.engine.evaluate import evaluate
+from te_doctor.engine.flatten import FlatFacts, flatten
+from te_doctor.engine.rule_model import Severity
+from te_doctor.plan.data import load_plan_rules
+from te_doctor.plan.planner import Plan, make_plan
+from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.file import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes import nvidia, nvml
 from te_doctor.probes.context import CommandResult
 from te_doctor.probes.nvidia import probe_nvidia, visible_indices
+from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
 
 H100 = "NVIDIA H100 80GB HBM3"

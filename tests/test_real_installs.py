@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import loads
+from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.file import loads
+from te_doctor.snapshot.model import Snapshot
 
 pytestmark = pytest.mark.slow
 

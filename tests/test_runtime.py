@@ -14,24 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _te_doctor_smoke_te_checks import TE_RECIPES
 
 import te_doctor
 import te_doctor.smoke.runner as runner
-from te_doctor.check import run_check, take_snapshot
-from te_doctor.decision_cache import cache_key, key_facts
-from te_doctor.enable import ENABLERS, SelectedPath, te_autocast_api
-from te_doctor.paths import load_paths
-from te_doctor.report import GateOptions
-from te_doctor.runtime import (
+from te_doctor.check.pipeline import run_check, take_snapshot
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.paths import load_paths
+from te_doctor.runtime.decision_cache import cache_key, key_facts
+from te_doctor.runtime.enable import ENABLERS, SelectedPath, te_autocast_api
+from te_doctor.runtime.selection import (
     NoViablePathError,
     UnknownPathError,
     choose,
     explained_verdicts,
     select_path,
 )
-from te_doctor.smoke import child
-from te_doctor.snapshot import SmokeFacts
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import SmokeFacts
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -241,7 +241,7 @@ def test_every_path_has_a_way_to_be_enabled() -> None:
 
 
 def test_recipes_are_the_ones_the_smoke_child_verifies() -> None:
-    verified = {name: recipe for name, recipe, *_ in child.TE_RECIPES}
+    verified = {name: recipe for name, recipe, *_ in TE_RECIPES}
     enabled = {p: how.te_recipe for p, how in ENABLERS.items() if how.te_recipe is not None}
     assert enabled == verified
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from te_doctor.check import run_check
-from te_doctor.engine import Outcome
-from te_doctor.report import GateOptions
+from te_doctor.check.pipeline import run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.evaluate import Outcome
 from te_doctor.toml_compat import tomllib
 from tests.scenario_edits import edited_snapshot
 

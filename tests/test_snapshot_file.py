@@ -8,10 +8,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from te_doctor.codec import to_data
+from te_doctor.check.schemas import schema_text
 from te_doctor.errors import SnapshotError
-from te_doctor.schema import schema_text, snapshot_schema
-from te_doctor.snapshot_file import dumps, load, loads
+from te_doctor.snapshot.codec import to_data
+from te_doctor.snapshot.file import dumps, load, loads
+from te_doctor.snapshot.schema import snapshot_schema
 from tests.snapshots import busy_snapshot
 
 SCHEMA_FILE = Path(__file__).parents[1] / "te_doctor" / "snapshot.schema.json"
@@ -26,7 +27,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["snapshot.schema.json", "report.schema.json"])
 def test_shipped_schemas_are_current(name: str) -> None:
     shipped = SCHEMA_FILE.with_name(name).read_text()
-    assert shipped == schema_text(name), "run: python -m te_doctor.schema"
+    assert shipped == schema_text(name), "run: python -m te_doctor.check.schemas"
 
 
 def test_snapshots_validate_against_the_schema(tmp_path: Path) -> None:

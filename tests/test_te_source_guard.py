@@ -15,8 +15,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from te_doctor.paths import load_paths
-from te_doctor.rules import builtin_rules_dir, load_rules
+from te_doctor.engine.paths import load_paths
+from te_doctor.engine.rules import builtin_rules_dir, load_rules
 
 #: torch modules TE 2.20.2 imports at module level, and the first torch release that has each.
 TORCH_MODULE_SINCE = {

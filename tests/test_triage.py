@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from te_doctor.check import load_rule_set
-from te_doctor.rules import Severity
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.rule_model import Severity
 from te_doctor.triage.diagnose import diagnose, pasted_facts
 from te_doctor.triage.parsers import parse_report
 from tests.conftest import skip_unless_shared

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.triage_accuracy import CORPUS, load_corpus, rates, score
-from te_doctor.rules import CATEGORIES
+from te_doctor.engine.rule_model import CATEGORIES
 from tests.conftest import skip_unless_shared
 
 REPORTS = load_corpus()

@@ -15,11 +15,11 @@ from typing import cast
 
 import pytest
 
-from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import PYTHON_TYPES, FactType
-from te_doctor.flatten import flatten
+from te_doctor.engine.condition_parser import spec_of
+from te_doctor.engine.fact_paths import PYTHON_TYPES, FactType
+from te_doctor.engine.flatten import flatten
 from te_doctor.render.text import render_snapshot_text
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
 from te_doctor.triage import parse_collect_env, parsers
 from te_doctor.triage.gpus import compute_capability
 from te_doctor.triage.parse_common import Findings, Report

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from te_doctor.bench.analysis import LOW_PRECISION, PRECISION, baseline_order
 from te_doctor.bench.workload import Workload, estimate_memory_bytes, misalignment
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.recommend import PathVerdict
 from te_doctor.errors import TeDoctorError
-from te_doctor.flatten import FlatFacts
-from te_doctor.recommend import PathVerdict
 
 #: The paths a machine without a usable GPU benchmarks, on its CPU.
 CPU_PATHS = ("torch-fp8", "torch-amp-bf16", "cpu")

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor.bench.record import BenchFileError, BenchMachine, BenchRun, load_run
-from te_doctor.facts import Fact
 from te_doctor.files import write_atomically
-from te_doctor.snapshot import Snapshot
+from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.model import Snapshot
 
 
 def default_store_dir() -> Path:

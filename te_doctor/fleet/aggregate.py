@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor import __version__
-from te_doctor.flatten import flatten
+from te_doctor.check.report import GateOptions, Report, build_report
+from te_doctor.engine.flatten import flatten
+from te_doctor.engine.paths import ExecutionPath
+from te_doctor.engine.rule_model import Rule
 from te_doctor.fleet.configuration import SUMMARY
 from te_doctor.fleet.gate import FleetGate, FleetOptions, judge, missing_tasks
 from te_doctor.fleet.node import Node
 from te_doctor.fleet.reading import Entry, RunManifest, Skipped, read_all
-from te_doctor.paths import ExecutionPath
-from te_doctor.report import GateOptions, Report, build_report
-from te_doctor.rules import Rule
-from te_doctor.snapshot_file import from_json_data
+from te_doctor.snapshot.file import from_json_data
 
 
 @dataclass(frozen=True, slots=True)

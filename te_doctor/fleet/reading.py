@@ -18,7 +18,7 @@ from typing import Any
 from te_doctor.errors import SnapshotError
 from te_doctor.fleet.configuration import configuration_key, node_summary
 from te_doctor.fleet.node_report import NODE_REPORT_SCHEMA
-from te_doctor.snapshot_file import parse_json
+from te_doctor.snapshot.file import parse_json
 
 RUN_MANIFEST_SCHEMA = "te-doctor/fleet-run/v1"
 #: Check reports this te-doctor reads: v2 added ``recommendation.closest``, nothing else changed.

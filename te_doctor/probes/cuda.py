@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libraries import first_copy_version, library_index, toolkit_roots
-from te_doctor.snapshot import CudaFacts, ToolkitFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import CudaFacts, ToolkitFacts
 
 SOURCE = "cuda"
 NVCC_TIMEOUT_S = 5.0

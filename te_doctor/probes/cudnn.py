@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libraries import first_copy_version, library_index, toolkit_roots
-from te_doctor.snapshot import CudnnFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import CudnnFacts
 
 SOURCE = "cudnn"
 _DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")

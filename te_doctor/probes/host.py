@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
-from te_doctor.snapshot import HostFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import HostFacts
 
 SOURCE = "host"
 

@@ -11,11 +11,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.elf import ElfError, device_architectures
 from te_doctor.probes.packages_index import dist_version
-from te_doctor.snapshot import LibraryCopy
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import LibraryCopy
 
 SOURCE = "libraries"
 LDCONFIG_TIMEOUT_S = 3.0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from te_doctor.facts import Fact, FactState, Version
 from te_doctor.probes.context import TIMED_OUT, ProbeContext
 from te_doctor.probes.nvidia_smi import (
     PROC_SOURCE,
@@ -21,7 +20,8 @@ from te_doctor.probes.nvidia_smi import (
 )
 from te_doctor.probes.nvml import SOURCE as NVML_SOURCE
 from te_doctor.probes.nvml import read_nvml
-from te_doctor.snapshot import DriverFacts, GpuFacts
+from te_doctor.snapshot.facts import Fact, FactState, Version
+from te_doctor.snapshot.model import DriverFacts, GpuFacts
 
 NVML_TIMEOUT_S = 3.0
 SMI_TIMEOUT_S = 3.0

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, FactState, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libraries import architectures_fact
 from te_doctor.probes.packages_index import find_dists
-from te_doctor.snapshot import TorchFacts
+from te_doctor.snapshot.facts import Fact, FactState, Version
+from te_doctor.snapshot.model import TorchFacts
 
 SOURCE = "torch"
 _ASSIGNMENT = re.compile(r"^(\w+)\s*(?::[^=]*)?=\s*(.+?)\s*$", re.MULTILINE)

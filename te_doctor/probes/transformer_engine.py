@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.elf import ElfError, read_dynamic
 from te_doctor.probes.libraries import architectures_fact, library_index
 from te_doctor.probes.packages_index import find_dists
-from te_doctor.snapshot import NeededLibrary, TransformerEngineFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import NeededLibrary, TransformerEngineFacts
 
 SOURCE = "transformer_engine"
 #: Libraries TE 2.x loads by itself at import time (PyPI 2.20.2 transformer_engine/common).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 
+from te_doctor.check.report import Report
 from te_doctor.render.check_formats import (
     render_check_json,
     render_check_junit,
@@ -13,9 +14,8 @@ from te_doctor.render.check_formats import (
 from te_doctor.render.check_text import render_check_text
 from te_doctor.render.style import Style
 from te_doctor.render.text import render_snapshot_text
-from te_doctor.report import Report
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import dumps
+from te_doctor.snapshot.file import dumps
+from te_doctor.snapshot.model import Snapshot
 
 
 class OutputFormat(str, enum.Enum):

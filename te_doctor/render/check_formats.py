@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from te_doctor.codec import to_data
-from te_doctor.engine import Outcome
+from te_doctor.check.report import Report
+from te_doctor.engine.evaluate import Outcome
+from te_doctor.engine.rule_model import Severity
 from te_doctor.render.style import Style
-from te_doctor.report import Report
-from te_doctor.rules import Severity
+from te_doctor.snapshot.codec import to_data
 
 
 def render_check_json(report: Report, style: Style) -> str:

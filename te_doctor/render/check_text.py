@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from te_doctor.engine import Finding, Outcome
+from te_doctor.check.report import Report
+from te_doctor.engine.evaluate import Finding, Outcome
 from te_doctor.render.style import Style
-from te_doctor.report import Report
 
 #: Report areas, in print order, and the rule categories each one gathers.
 AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from te_doctor.codec import to_data
 from te_doctor.fleet.aggregate import Fleet
+from te_doctor.snapshot.codec import to_data
 
 FLEET_SCHEMA = "te-doctor/fleet/v1"
 _NAMES = 8

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from te_doctor.codec import to_data
-from te_doctor.engine import Finding, Outcome
-from te_doctor.pip_predict import PipPrediction
-from te_doctor.plan import Plan
-from te_doctor.rules import Severity
+from te_doctor.engine.evaluate import Finding, Outcome
+from te_doctor.engine.rule_model import Severity
+from te_doctor.plan.pip_predict import PipPrediction
+from te_doctor.plan.planner import Plan
+from te_doctor.snapshot.codec import to_data
 
 PLAN_SCHEMA = "te-doctor/plan/v1"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from te_doctor.files import read_json_object
 from te_doctor.probes.context import run_command
 from te_doctor.smoke.result import from_child
-from te_doctor.snapshot import SmokeFacts
+from te_doctor.snapshot.model import SmokeFacts
 
 DEFAULT_TIMEOUT_S = 30.0
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).parent / "child" / "te_doctor_smoke_child.py"
 
 
 def run_smoke(

@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from te_doctor.derived import add_majors
-from te_doctor.engine import Finding, MissingFact, Outcome, evaluate, evaluate_rule
-from te_doctor.fact_paths import FACT_TYPES
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
-from te_doctor.rules import Rule
+from te_doctor.engine.derived import add_majors
+from te_doctor.engine.evaluate import Finding, MissingFact, Outcome, evaluate, evaluate_rule
+from te_doctor.engine.fact_paths import FACT_TYPES
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.rule_model import Rule
+from te_doctor.snapshot.facts import Fact
 
 SOURCE = "triage"
 #: Smoke facts other than the error text: a pasted report never ran te-doctor's smoke test.

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import PYTHON_TYPES, FactType
+from te_doctor.engine.condition_parser import spec_of
+from te_doctor.engine.fact_paths import PYTHON_TYPES, FactType
 from te_doctor.triage import (
     parse_collect_env,
     parse_errors,

@@ -1,0 +1,164 @@
+"""The ``check``, ``rules`` and ``explain`` commands (wiring only; logic lives in check.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.render.style import Style, can_encode
+
+RULES_DIR = click.option(
+    "--rules-dir",
+    "rules_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also load the rule files in DIR (repeatable), validated like the built-in ones.",
+)
+
+
+@click.command()
+@snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
+@python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
+@format_option("json", "markdown", "junit", help="Report format.")
+@output_option("the report")
+@click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
+@click.option(
+    "--fail-on",
+    default="error",
+    show_default=True,
+    type=click.Choice(["error", "warning", "never"]),
+    help="Exit 1 when a finding of this severity (or worse) fires.",
+)
+@click.option(
+    "--require",
+    multiple=True,
+    metavar="PATH",
+    help="Exit 1 unless this execution path (or family: fp8, te-fp8, bf16, ...) is viable.",
+)
+@click.option("--ignore", multiple=True, metavar="RULE", help="Skip a rule, by id or name.")
+@click.option(
+    "--expect-gpus",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Exit 1 when fewer than N GPUs are visible.",
+)
+@click.option(
+    "--device",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="The GPU (physical index) that gpu.* facts describe; default the first visible.",
+)
+@click.option(
+    "--smoke/--no-smoke",
+    default=True,
+    show_default=True,
+    help="Run the real GEMMs in an isolated child process (not with --snapshot).",
+)
+@click.option(
+    "--smoke-timeout",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Kill the smoke child after this long.",
+)
+@click.option(
+    "--color",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "always", "never"]),
+    help="Colour in text output.",
+)
+@RULES_DIR
+def check(
+    snapshot_file: Path | None,
+    python: str | None,
+    output_format: str,
+    output: Path | None,
+    verbose: bool,
+    fail_on: str,
+    require: tuple[str, ...],
+    ignore: tuple[str, ...],
+    expect_gpus: int | None,
+    device: int | None,
+    smoke: bool,
+    smoke_timeout: float,
+    color: str,
+    rules_dirs: tuple[Path, ...],
+) -> None:
+    """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
+    from te_doctor.bench.citation import cite
+    from te_doctor.check.pipeline import run_check, take_snapshot
+    from te_doctor.check.report import GateOptions
+    from te_doctor.render import CHECK_RENDERERS, CheckFormat
+
+    options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
+    snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
+    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
+    report = dataclasses.replace(report, measured=cite(snapshot, report.recommendation.path))
+    to_terminal = output is None and sys.stdout.isatty()
+    style = Style(
+        color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
+        unicode=output is not None or can_encode(sys.stdout.encoding),
+        verbose=verbose,
+    )
+    write(CHECK_RENDERERS[CheckFormat(output_format)](report, style), output, color=style.color)
+    if not report.gate.passed:
+        raise click.exceptions.Exit(ExitCode.FINDINGS)
+
+
+@click.command(name="rules")
+@format_option("json", "markdown")
+@RULES_DIR
+def list_rules(output_format: str, rules_dirs: tuple[Path, ...]) -> None:
+    """List every rule (built-in and --rules-dir)."""
+    from te_doctor.check.pipeline import load_rule_set
+    from te_doctor.render.rules_list import rules_json, rules_markdown, rules_text
+
+    rules, _ = load_rule_set(rules_dirs)
+    render = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}[output_format]
+    click.echo(render(rules), nl=False)
+
+
+@click.command()
+@click.argument("rule_id")
+@RULES_DIR
+def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
+    """Explain one rule in full (by id, e.g. TED102, or name)."""
+    import difflib
+
+    from te_doctor.check.pipeline import load_rule_set
+    from te_doctor.render.rules_list import explain as explain_rule
+
+    rules, _ = load_rule_set(rules_dirs)
+    found = next((r for r in rules if rule_id in (r.id, r.name) or rule_id.upper() == r.id), None)
+    if found is None:
+        typo = rule_id.upper().replace("O", "0")  # TED1O2: a letter O for a zero
+        close = [r.id for r in rules if r.id == typo] or difflib.get_close_matches(
+            rule_id, [r.id for r in rules] + [r.name for r in rules], n=1
+        )
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise TeDoctorError(f"no rule {rule_id!r}{hint}; `te-doctor rules` lists them")
+    click.echo(explain_rule(found), nl=False)
+
+
+def write(text: str, output: Path | None, *, color: bool = False) -> None:
+    """Write to ``output`` (created only now, after success) or stdout."""
+    if output is None:
+        click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
+    click.echo(f"te-doctor: wrote {output}", err=True)
+
+
+def _colour_allowed() -> bool:
+    return "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"

@@ -1,0 +1,111 @@
+"""Facts derived from other facts: CUDA majors, the PyTorch build a driver runs, GPU code fit.
+
+Pure functions of ``Fact`` values, shared by ``flatten`` (a live snapshot) and triage (a paste).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from te_doctor.snapshot.facts import Fact
+
+DERIVED = "derived"
+
+
+#: PyTorch's CUDA wheel indexes (download.pytorch.org/whl/<build>), newest first, with the
+#: CUDA version each needs the driver to support (minor-version compatibility within a major).
+TORCH_CUDA_BUILDS = (
+    ("13.0", "cu130"),
+    ("12.9", "cu129"),
+    ("12.8", "cu128"),
+    ("12.6", "cu126"),
+    ("12.4", "cu124"),
+    ("12.1", "cu121"),
+    ("11.8", "cu118"),
+)
+
+
+def torch_cuda_build(driver_cuda: Fact[Any]) -> Fact[str]:
+    """The newest PyTorch CUDA build a driver supporting ``driver_cuda`` can run."""
+    if driver_cuda.value is None:
+        return Fact(driver_cuda.state, None, driver_cuda.reason, driver_cuda.source)
+    try:
+        supported = Version(str(driver_cuda.value))
+    except InvalidVersion:
+        return Fact.unknown(f"{driver_cuda.value!r} is not a version", DERIVED)
+    for needs, build in TORCH_CUDA_BUILDS:
+        if supported >= Version(needs):
+            return Fact.of(build, DERIVED)
+    return Fact.absent(f"a driver for CUDA {supported} runs no current PyTorch CUDA build", DERIVED)
+
+
+def runs_on(
+    archs: Fact[tuple[str, ...]], capability: Fact[Any], specific: bool = False
+) -> Fact[bool]:
+    """Whether code in ``archs`` runs on a GPU of ``capability`` (``specific``: a/f code only).
+
+    A cubin ``sm_XY`` runs on the same major from minor Y up, and so does a family cubin
+    ``sm_XYf``; an arch-specific ``sm_XYa`` runs on exactly that GPU. PTX ``compute_XY`` is
+    JIT-compiled for any newer GPU, ``compute_XYa`` only for that one.
+    """
+    cc = capability.get()
+    if archs.value is None or cc is None:
+        reason = archs.reason if archs.value is None else capability.reason
+        return Fact(
+            archs.state if archs.value is None else capability.state,
+            None,
+            reason,
+            DERIVED,
+        )
+    target = cc_key(cc)
+    for arch in archs.value:
+        kind, _, number = arch.partition("_")
+        suffix = number[-1] if number[-1:] in ("a", "f") else ""
+        if specific and not suffix:
+            continue
+        code = int(number.rstrip("af") or 0)
+        built = divmod(code, 10)
+        if suffix == "a":
+            runs = built == target
+        elif kind == "sm" or suffix == "f":
+            runs = built[0] == target[0] and built[1] <= target[1]
+        else:
+            runs = kind == "compute" and built <= target
+        if runs:
+            return Fact.of(True, DERIVED)
+    return Fact.of(False, DERIVED)
+
+
+def cc_key(cc: str) -> tuple[int, int]:
+    """``"12.1"`` -> ``(12, 1)``."""
+    major, _, minor = cc.partition(".")
+    return int(major), int(minor or 0)
+
+
+#: Version facts and the major-number facts derived from them.
+MAJORS = (
+    ("driver.cuda_version", "driver.cuda_major"),
+    ("torch.cuda_version", "torch.cuda_major"),
+    ("cuda.toolkit_version", "cuda.toolkit_major"),
+    ("cuda.runtime_version", "cuda.runtime_major"),
+    ("cudnn.version", "cudnn.major"),
+)
+
+
+def add_majors(values: dict[str, Fact[Any]]) -> None:
+    """Derive every ``*_major`` fact whose version fact is present and the major is not."""
+    for version, major in MAJORS:
+        if version in values and major not in values:
+            values[major] = major_of(values[version])
+
+
+def major_of(fact: Fact[Any]) -> Fact[int]:
+    """The major of a version fact (``12.4`` -> 12), missing for the same reason."""
+    if fact.value is None:
+        return Fact(fact.state, None, fact.reason, fact.source)
+    try:
+        return Fact.of(Version(str(fact.value)).major, DERIVED)
+    except InvalidVersion:
+        return Fact.unknown(f"{fact.value!r} is not a version", DERIVED)

@@ -1,0 +1,104 @@
+"""The rule engine: a pure function of (facts, rules) that returns findings.
+
+A rule whose condition is TRUE fires; UNKNOWN makes it "undecided" with the facts that were
+missing (never "passed"); FALSE passes. Findings come back in a stable order: severity,
+then rule id.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from te_doctor.engine.conditions import Truth
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.rule_model import Rule, Severity
+from te_doctor.snapshot.facts import FactState
+
+_INTERPOLATION = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+)\}")
+
+
+class Outcome(str, enum.Enum):
+    """What evaluating one rule gave."""
+
+    FIRED = "fired"
+    UNDECIDED = "undecided"
+    PASSED = "passed"
+
+
+@dataclass(frozen=True, slots=True)
+class MissingFact:
+    """A fact a rule needed but that was unknown, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The result of one rule on one machine."""
+
+    rule_id: str
+    name: str
+    severity: Severity
+    category: str
+    outcome: Outcome
+    message: str
+    fix: str
+    blocks: tuple[str, ...]
+    missing: tuple[MissingFact, ...]
+
+    @property
+    def fired(self) -> bool:
+        """True when the rule's condition held."""
+        return self.outcome is Outcome.FIRED
+
+
+def evaluate(facts: FlatFacts, rules: Sequence[Rule]) -> tuple[Finding, ...]:
+    """One finding per rule (fired, undecided or passed), worst first."""
+    findings = [evaluate_rule(facts, rule) for rule in rules]
+    order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2}
+    return tuple(sorted(findings, key=lambda f: (order[f.outcome], -f.severity.rank, f.rule_id)))
+
+
+def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
+    """Evaluate one rule."""
+    truth, unknown = rule.when.evaluate(facts)
+    outcome = {Truth.TRUE: Outcome.FIRED, Truth.UNKNOWN: Outcome.UNDECIDED}.get(
+        truth, Outcome.PASSED
+    )
+    shown = outcome is not Outcome.PASSED  # a passed rule's text is never shown: skip the work
+    return Finding(
+        rule_id=rule.id,
+        name=rule.name,
+        severity=rule.severity,
+        category=rule.category,
+        outcome=outcome,
+        message=interpolate(rule.summary, facts) if shown else "",
+        fix=interpolate(rule.fix, facts) if shown else "",
+        blocks=rule.blocks,
+        missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
+    )
+
+
+def interpolate(text: str, facts: FlatFacts) -> str:
+    """Replace ``{fact.path}`` with the fact's value, or ``?`` when it has none (no str.format)."""
+
+    def value(match: re.Match[str]) -> str:
+        fact = facts.get(match.group(1))
+        if fact.state is not FactState.KNOWN:
+            return "?"
+        return _show(fact.value)
+
+    return _INTERPOLATION.sub(value, text)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ", ".join(value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
