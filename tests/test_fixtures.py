@@ -71,7 +71,9 @@ def validator() -> Any:
 
 
 def test_fixture_files_and_machines_match_one_to_one() -> None:
-    files = sorted(path.stem for path in FIXTURE_DIR.glob("*.json"))
+    """Every generated fixture has its machine; ``real-*`` ones were recorded on real machines
+    (``benchmarks/gpu_session.sh``) and are checked through their expected results instead."""
+    files = sorted(p.stem for p in FIXTURE_DIR.glob("*.json") if not p.stem.startswith("real-"))
     assert files == sorted(MACHINES), "run: python -m tests.machines"
     assert len(files) >= 12
 
