@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from te_doctor import __version__
@@ -12,7 +14,8 @@ from te_doctor.engine.paths import ExecutionPath, load_paths
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
 from te_doctor.errors import TeDoctorError
-from te_doctor.snapshot.model import Snapshot
+from te_doctor.snapshot.absent import not_run
+from te_doctor.snapshot.model import SmokeFacts, Snapshot
 
 
 def load_rule_set(
@@ -40,11 +43,36 @@ def take_snapshot(
         return load(snapshot_file)
     from te_doctor.probes import collect_snapshot
     from te_doctor.probes.real import real_context
-    from te_doctor.smoke.runner import run_smoke
 
     context = real_context(python)
-    facts = run_smoke(context.python.executable, timeout_s=smoke_timeout_s) if smoke else None
-    return collect_snapshot(context, smoke=facts)
+    if not smoke:
+        return collect_snapshot(context)
+    smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s)
+    probed = collect_snapshot(context)  # while the smoke child imports torch
+    return dataclasses.replace(probed, smoke=smoke_result())
+
+
+def _smoke_in_background(python: str, timeout_s: float) -> Callable[[], SmokeFacts]:
+    """Start the smoke test in a thread; the returned function waits for its result.
+
+    The thread is a daemon, so an interrupted check does not wait for it (its child, killed
+    at ``timeout_s`` in any case, is the runner's to end).
+    """
+    from te_doctor.smoke.runner import run_smoke
+
+    box: list[SmokeFacts] = []
+    worker = threading.Thread(
+        target=lambda: box.append(run_smoke(python, timeout_s=timeout_s)),
+        name="te-doctor-smoke",
+        daemon=True,
+    )
+    worker.start()
+
+    def result() -> SmokeFacts:
+        worker.join()
+        return box[0] if box else not_run("the smoke test ended without a result")
+
+    return result
 
 
 def run_check(

@@ -75,3 +75,14 @@ def need_capability(state: State, minimum: tuple[int, int], what: str) -> None:
             f"{what} needs compute capability {minimum[0]}.{minimum[1]} or higher; "
             f"cuda:0 is {capability[0]}.{capability[1]}"
         )
+
+
+def backward_with(output: Any, grad: Any) -> None:
+    """Backpropagate ``grad`` from ``output`` through a scalar loss, as a training step does.
+
+    The loss ``(output * grad).sum()`` has exactly ``grad`` as its gradient with respect to
+    ``output``. ``output.backward(grad)`` would do the same but, from torch 2.x, imports sympy
+    on its first call (a second or more of the smoke test's time, and nothing a real training
+    step with a scalar loss pays).
+    """
+    (output * grad).sum().backward()

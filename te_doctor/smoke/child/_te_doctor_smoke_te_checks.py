@@ -10,6 +10,7 @@ from _te_doctor_smoke_measure import (
     SIZE,
     Measured,
     Skip,
+    backward_with,
     generator,
     measure,
     need_cuda,
@@ -53,7 +54,7 @@ def _te_linear_pass(
         inp = x.detach().clone().requires_grad_()
         with te_autocast(te, recipe) if recipe is not None else contextlib.nullcontext():
             out = layer(inp)
-        out.backward(grad)
+        backward_with(out, grad)
     return out, inp.grad, x, layer.weight.detach(), grad
 
 

@@ -7,6 +7,7 @@ from _te_doctor_smoke_measure import (
     SIZE,
     Measured,
     Skip,
+    backward_with,
     generator,
     measure,
     need_capability,
@@ -34,7 +35,7 @@ def check_cpu(state: State) -> Measured:
     x = randn(torch, gen, SIZE, SIZE).requires_grad_()
     grad = randn(torch, gen, SIZE, SIZE)
     y = layer(x)
-    y.backward(grad)
+    backward_with(y, grad)
     w64, b64 = layer.weight.detach().double(), layer.bias.detach().double()
     return measure(
         torch,
