@@ -39,7 +39,9 @@ def triage(
     parsed = parse_report(read_pasted(source))
     rules, _ = load_rule_set(rules_dirs)
     facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
-    text = TRIAGE_RENDERERS[output_format](diagnose(facts, rules, parsed.formats))
+    text = TRIAGE_RENDERERS[output_format](
+        diagnose(facts, rules, parsed.formats, parsed.unread_text)
+    )
     write(text if no_redact else redact_pasted_text(text), output)
 
 

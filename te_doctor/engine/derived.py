@@ -27,6 +27,50 @@ TORCH_CUDA_BUILDS = (
 )
 
 
+#: The first Linux driver of each CUDA toolkit release (CUDA Toolkit Release Notes, Table 3
+#: "CUDA Toolkit and Corresponding Driver Versions", GA rows; te-facts.md §2 source B): the
+#: highest CUDA a driver supports, which nvidia-smi prints as "CUDA Version", is the newest
+#: release whose driver it is at least. Newest first.
+DRIVER_FOR_CUDA = (
+    ("13.2", "595.45.04"),
+    ("13.1", "590.44.01"),
+    ("13.0", "580.65.06"),
+    ("12.9", "575.51.03"),
+    ("12.8", "570.26"),
+    ("12.6", "560.28.03"),
+    ("12.5", "555.42.02"),
+    ("12.4", "550.54.14"),
+    ("12.3", "545.23.06"),
+    ("12.2", "535.54.03"),
+    ("12.1", "530.30.02"),
+    ("12.0", "525.60.13"),
+    ("11.8", "520.61.05"),
+    ("11.7", "515.43.04"),
+    ("11.6", "510.39.01"),
+    ("11.5", "495.29.05"),
+    ("11.4", "470.42.01"),
+    ("11.3", "465.19.01"),
+    ("11.2", "460.27.03"),
+    ("11.1", "455.23"),
+    ("11.0", "450.36.06"),
+    ("10.2", "440.33"),
+    ("10.1", "418.39"),
+    ("10.0", "410.48"),
+    ("9.2", "396.26"),
+    ("9.1", "390.46"),
+    ("9.0", "384.81"),
+)
+
+
+def driver_cuda_version(driver: str) -> str | None:
+    """The highest CUDA a driver of version ``driver`` supports (None: older than CUDA 9.0's)."""
+    try:
+        version = Version(driver)
+    except InvalidVersion:
+        return None
+    return next((cuda for cuda, first in DRIVER_FOR_CUDA if version >= Version(first)), None)
+
+
 def torch_cuda_build(driver_cuda: Fact[Any]) -> Fact[str]:
     """The newest PyTorch CUDA build a driver supporting ``driver_cuda`` can run."""
     if driver_cuda.value is None:

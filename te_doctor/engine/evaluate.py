@@ -57,14 +57,17 @@ class Finding:
         return self.outcome is Outcome.FIRED
 
 
-def evaluate(facts: FlatFacts, rules: Sequence[Rule]) -> tuple[Finding, ...]:
-    """One finding per rule (fired, undecided or passed), worst first."""
-    findings = [evaluate_rule(facts, rule) for rule in rules]
+def evaluate(
+    facts: FlatFacts, rules: Sequence[Rule], placeholder: str = "?"
+) -> tuple[Finding, ...]:
+    """One finding per rule (fired, undecided or passed), worst first; ``placeholder`` stands
+    for a fact without a value in the messages."""
+    findings = [evaluate_rule(facts, rule, placeholder) for rule in rules]
     order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2}
     return tuple(sorted(findings, key=lambda f: (order[f.outcome], -f.severity.rank, f.rule_id)))
 
 
-def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
+def evaluate_rule(facts: FlatFacts, rule: Rule, placeholder: str = "?") -> Finding:
     """Evaluate one rule."""
     truth, unknown = rule.when.evaluate(facts)
     outcome = {Truth.TRUE: Outcome.FIRED, Truth.UNKNOWN: Outcome.UNDECIDED}.get(
@@ -77,20 +80,21 @@ def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
         severity=rule.severity,
         category=rule.category,
         outcome=outcome,
-        message=interpolate(rule.summary, facts) if shown else "",
-        fix=interpolate(rule.fix, facts) if shown else "",
+        message=interpolate(rule.summary, facts, placeholder) if shown else "",
+        fix=interpolate(rule.fix, facts, placeholder) if shown else "",
         blocks=rule.blocks,
         missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
     )
 
 
-def interpolate(text: str, facts: FlatFacts) -> str:
-    """Replace ``{fact.path}`` with the fact's value, or ``?`` when it has none (no str.format)."""
+def interpolate(text: str, facts: FlatFacts, placeholder: str = "?") -> str:
+    """Replace ``{fact.path}`` with the fact's value, or ``placeholder`` when it has none
+    (no str.format)."""
 
     def value(match: re.Match[str]) -> str:
         fact = facts.get(match.group(1))
         if fact.state is not FactState.KNOWN:
-            return "?"
+            return placeholder
         return _show(fact.value)
 
     return _INTERPOLATION.sub(value, text)
