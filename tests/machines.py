@@ -61,23 +61,27 @@ def elf_shared_object(
     cubins: Sequence[int] = (),
     ptx: Sequence[int] = (),
     runpath: str = "",
+    rpath: str = "",
 ) -> bytes:
     """A valid 64-bit little-endian x86-64 ELF ``.so`` holding only what te-doctor reads.
 
     Program headers: one PT_LOAD covering the file (virtual address == file offset) and a
-    PT_DYNAMIC with DT_NEEDED, DT_SONAME, optional DT_RUNPATH, DT_STRTAB and DT_STRSZ. Section
+    PT_DYNAMIC with DT_NEEDED, DT_SONAME, optional DT_RPATH and DT_RUNPATH, DT_STRTAB and
+    DT_STRSZ. Section
     headers: ``.dynamic``, ``.dynstr``, ``.nv_fatbin`` (when there is GPU code: one cubin per
     ``cubins`` architecture and one PTX per ``ptx`` one, as nvcc's fatbins hold them) and
     ``.shstrtab``. ``readelf -d`` and ``readelf -S`` read it like any other shared object.
     """
     dynstr = bytearray(b"\0")
     offsets: dict[str, int] = {}
-    for text in (soname, *needed, *([runpath] if runpath else [])):
+    for text in (soname, *needed, *(p for p in (rpath, runpath) if p)):
         if text not in offsets:
             offsets[text] = len(dynstr)
             dynstr += text.encode() + b"\0"
     entries = [(1, offsets[name]) for name in needed]  # DT_NEEDED
     entries.append((14, offsets[soname]))  # DT_SONAME
+    if rpath:
+        entries.append((15, offsets[rpath]))  # DT_RPATH
     if runpath:
         entries.append((29, offsets[runpath]))  # DT_RUNPATH
     dynamic_offset = 64 + 2 * 56

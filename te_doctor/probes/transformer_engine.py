@@ -107,7 +107,9 @@ def _needed(ctx: ProbeContext, library: str) -> tuple[NeededLibrary, ...]:
     for soname in info.needed:
         if _BASE_RUNTIME.match(soname):
             continue
-        local = [d.replace("$ORIGIN", origin_dir) + "/" + soname for d in info.runpath]
+        local = [
+            d.replace("$ORIGIN", origin_dir) + "/" + soname for d in (*info.rpath, *info.runpath)
+        ]
         hit = next((p for p in local if ctx.exists(p)), None)
         found = (hit, "RUNPATH") if hit else index.resolve(soname)
         result.append(
