@@ -16,7 +16,7 @@ from te_doctor.engine import Finding
 from te_doctor.flatten import FlatFacts
 from te_doctor.paths import ExecutionPath, candidates
 from te_doctor.rules import Severity
-from te_doctor.snapshot import SmokeCheck, SmokeFacts
+from te_doctor.snapshot_smoke import SmokeCheck, SmokeFacts
 
 
 @dataclass(frozen=True, slots=True)

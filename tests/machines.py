@@ -136,21 +136,33 @@ def elf_shared_object(
     return body.ljust(section_offset, b"\0") + section_table
 
 
-def te_core_needed(cuda_major: int, cudnn_major: int = 9) -> tuple[str, ...]:
-    """DT_NEEDED of a TE 2.x ``libtransformer_engine.so`` (readelf on the PyPI core wheels)."""
-    cudnn = (
+def te_core_needed(version: str, cuda_major: int, cudnn_major: int = 9) -> tuple[str, ...]:
+    """DT_NEEDED of ``libtransformer_engine.so`` for a TE release.
+
+    From ``transformer_engine/common/CMakeLists.txt`` at each tag: cuBLAS(Lt) and the CUDA
+    runtime always; the CUDA driver and NVRTC up to 1.8, the driver up to 1.12; cuDNN and its
+    sub-libraries (``CUDNN::cudnn_all``) from 2.2; NCCL from 2.16 (the 2.20.2 wheel's readelf).
+    """
+    release = tuple(int(part) for part in version.split("+")[0].split(".")[:2])
+    cudnn_parts = (
         ("graph", "engines_runtime_compiled", "ops", "cnn", "adv", "engines_precompiled")
         + ("heuristic",)
         if cudnn_major >= 9
         else ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")
     )
+    cudnn = (
+        (f"libcudnn.so.{cudnn_major}", *(f"libcudnn_{p}.so.{cudnn_major}" for p in cudnn_parts))
+        if release >= (2, 2)
+        else ()
+    )
     return (
-        f"libcudnn.so.{cudnn_major}",
-        *(f"libcudnn_{part}.so.{cudnn_major}" for part in cudnn),
+        *cudnn,
         f"libcublas.so.{cuda_major}",
         f"libcublasLt.so.{cuda_major}",
         f"libcudart.so.{cuda_major}",
-        "libnccl.so.2",
+        *(("libcuda.so.1",) if release < (1, 13) else ()),
+        *((f"libnvrtc.so.{cuda_major}",) if release < (1, 9) else ()),
+        *(("libnccl.so.2",) if release >= (2, 16) else ()),
         "libstdc++.so.6",
         "libm.so.6",
         "libgcc_s.so.1",
@@ -369,6 +381,7 @@ class Toolkit:
     cublas: str
     nvrtc: str
     nvcc: str
+    curand: str
 
     @property
     def root(self) -> str:
@@ -377,12 +390,36 @@ class Toolkit:
 
 
 CUDA_12_4 = Toolkit(
-    "12.4.1", cudart="12.4.127", cublas="12.4.5.8", nvrtc="12.4.127", nvcc="12.4.131"
+    "12.4.1",
+    cudart="12.4.127",
+    cublas="12.4.5.8",
+    nvrtc="12.4.127",
+    nvcc="12.4.131",
+    curand="10.3.5.147",
 )
-CUDA_12_6 = Toolkit("12.6.2", cudart="12.6.77", cublas="12.6.3.3", nvrtc="12.6.77", nvcc="12.6.77")
-CUDA_12_8 = Toolkit("12.8.0", cudart="12.8.57", cublas="12.8.3.14", nvrtc="12.8.61", nvcc="12.8.61")
+CUDA_12_6 = Toolkit(
+    "12.6.2",
+    cudart="12.6.77",
+    cublas="12.6.3.3",
+    nvrtc="12.6.77",
+    nvcc="12.6.77",
+    curand="10.3.7.77",
+)
+CUDA_12_8 = Toolkit(
+    "12.8.0",
+    cudart="12.8.57",
+    cublas="12.8.3.14",
+    nvrtc="12.8.61",
+    nvcc="12.8.61",
+    curand="10.3.9.55",
+)
 CUDA_12_2 = Toolkit(
-    "12.2.2", cudart="12.2.140", cublas="12.2.5.6", nvrtc="12.2.140", nvcc="12.2.140"
+    "12.2.2",
+    cudart="12.2.140",
+    cublas="12.2.5.6",
+    nvrtc="12.2.140",
+    nvcc="12.2.140",
+    curand="10.3.3.141",
 )
 
 
@@ -411,10 +448,12 @@ def cuda_toolkit(m: FakeMachine, toolkit: Toolkit, *, default: bool = True) -> s
         ("libcublas", toolkit.cublas),
         ("libcublasLt", toolkit.cublas),
         ("libnvrtc", toolkit.nvrtc),
+        ("libcurand", toolkit.curand),
     ):
+        soname_major = version.split(".")[0] if lib == "libcurand" else major
         m.write(f"{libdir}/{lib}.so.{version}")
-        m.link(f"{libdir}/{lib}.so.{major}", f"{lib}.so.{version}")
-        m.link(f"{libdir}/{lib}.so", f"{lib}.so.{major}")
+        m.link(f"{libdir}/{lib}.so.{soname_major}", f"{lib}.so.{version}")
+        m.link(f"{libdir}/{lib}.so", f"{lib}.so.{soname_major}")
     m.link(f"{root}/lib64", "targets/x86_64-linux/lib")
     if default:
         m.link("/usr/local/cuda", root.rsplit("/", 1)[1])
@@ -641,6 +680,48 @@ def nvidia_wheel(m: FakeMachine, site: str, name: str, version: str, installer: 
         m.write(f"{folder}/lib/{file}")
 
 
+#: DT_RPATH (not DT_RUNPATH) of a CUDA 12 PyPI wheel's libtorch_cuda.so, as ``readelf -d`` shows
+#: it: the pip nvidia folders are searched before LD_LIBRARY_PATH.
+TORCH_CU12_RPATH = ":".join(
+    [
+        f"$ORIGIN/../../nvidia/{folder}/lib"
+        for folder in (
+            "cublas",
+            "cuda_cupti",
+            "cuda_nvrtc",
+            "cuda_runtime",
+            "cudnn",
+            "cufft",
+            "curand",
+            "cusolver",
+            "cusparse",
+            "nccl",
+            "nvtx",
+        )
+    ]
+    + ["$ORIGIN"]
+)
+
+
+def torch_cuda_needed(build: TorchBuild) -> tuple[str, ...]:
+    """DT_NEEDED of libtorch_cuda.so: the CUDA libraries of its major, cuDNN of its wheel."""
+    assert build.cuda is not None
+    major = build.cuda.split(".")[0]
+    cudnn = next((v for n, v in build.wheels if n.startswith("nvidia-cudnn")), "9")
+    return (
+        "libc10_cuda.so",
+        f"libcudart.so.{major}",
+        "libnccl.so.2",
+        "libcurand.so.10",
+        f"libcublas.so.{major}",
+        f"libcublasLt.so.{major}",
+        f"libcudnn.so.{cudnn.split('.')[0]}",
+        f"libnvrtc.so.{major}",
+        "libc10.so",
+        "libtorch_cpu.so",
+    )
+
+
 def torch_version_py(build: TorchBuild) -> str:
     """``torch/version.py`` exactly as a PyTorch wheel generates it."""
     cuda = "None" if build.cuda is None else repr(build.cuda)
@@ -670,16 +751,15 @@ def install_torch(
     for lib in ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so"):
         m.write(f"{site}/torch/lib/{lib}")
     if build.cuda is not None:
-        major = build.cuda.split(".")[0]
         m.write(f"{site}/torch/lib/libc10_cuda.so")
         m.write(
             f"{site}/torch/lib/libtorch_cuda.so",
             elf_shared_object(
                 "libtorch_cuda.so",
-                (f"libcudart.so.{major}", "libc10_cuda.so", "libc10.so", "libtorch_cpu.so"),
+                torch_cuda_needed(build),
                 cubins=build.cubins,
                 ptx=build.ptx,
-                runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN",
+                rpath=TORCH_CU12_RPATH if build.wheels else "",
             ),
         )
     for name, version in build.wheels:
@@ -721,7 +801,7 @@ def install_te_wheels(
         f"{site}/transformer_engine/wheel_lib/libtransformer_engine.so",
         elf_shared_object(
             "libtransformer_engine.so",
-            te_core_needed(core_links_cuda, cudnn_major),
+            te_core_needed(version, core_links_cuda, cudnn_major),
             cubins=cubins,
         ),
     )
@@ -747,7 +827,9 @@ def install_te_source(
     m.write(
         f"{site}/libtransformer_engine.so",
         elf_shared_object(
-            "libtransformer_engine.so", te_core_needed(cuda_major, cudnn_major), cubins=cubins
+            "libtransformer_engine.so",
+            te_core_needed(version, cuda_major, cudnn_major),
+            cubins=cubins,
         ),
     )
     m.write(f"{site}/{TORCH_EXT}", elf_shared_object(TORCH_EXT, TORCH_EXT_NEEDED))
@@ -770,6 +852,27 @@ def add_packages(m: FakeMachine, site: str, packages: Sequence[tuple[str, str]])
     """Other distributions of interest (flash-attn, accelerate, ...)."""
     for name, version in packages:
         m.add_dist(name, version, site=site)
+
+
+def system_nvrtc(m: FakeMachine, version: str = "12.0.140", libdir: str = UBUNTU_LIBDIR) -> None:
+    """NVRTC from the distribution's packages (Ubuntu ``libnvrtc12``), so in the loader cache.
+
+    TE 1.9-2.3 look for NVRTC only in CUDA_HOME/CUDA_PATH/``/usr/local/cuda`` and then in
+    ``ldconfig -p`` (never in the pip wheel): without one of them ``import transformer_engine``
+    fails (``_load_nvrtc`` at v1.9-v2.3). Machines with those releases and no toolkit have this.
+    """
+    m.write(f"{libdir}/libnvrtc.so.{version}")
+    m.link(f"{libdir}/libnvrtc.so.{version.split('.')[0]}", f"libnvrtc.so.{version}")
+
+
+def pip_cudnn_on_loader_path(m: FakeMachine, site: str) -> None:
+    """``LD_LIBRARY_PATH`` holds the pip cuDNN folder (the workaround TE#1853 needs).
+
+    TE 2.2 and 2.3 cores link every cuDNN sub-library (``CUDNN::cudnn_all``), but their import
+    opens only the wheel's ``libcudnn.so.9``: the sub-libraries must be on the loader path.
+    """
+    folder = f"{site}/nvidia/cudnn/lib"
+    m.env["LD_LIBRARY_PATH"] = ":".join(p for p in (folder, m.env.get("LD_LIBRARY_PATH")) if p)
 
 
 # --------------------------------------------------------------------------------------------
@@ -799,6 +902,7 @@ def h100_cuda12_te_ok(m: FakeMachine) -> None:
     site = venv(m, "/opt/venvs/train")
     install_torch(m, site, TORCH_2_6_0_CU124)
     install_te_wheels(m, site, "2.3.0")
+    pip_cudnn_on_loader_path(m, site)
     add_packages(m, site, (("flash-attn", "2.7.4.post1"), ("accelerate", "1.6.0")))
     m.env.update({"NCCL_IB_HCA": "mlx5", "OMP_NUM_THREADS": "8"})
 
@@ -830,6 +934,7 @@ def a100(m: FakeMachine) -> None:
         mig=MIG_DISABLED,
     )
     nvidia_driver(m, "535.183.06", 12020, devices, libdir="/usr/lib64")
+    system_nvrtc(m, libdir="/usr/lib64")
     ldconfig(m, ("/lib64",))
     site = venv(m, "/home/bob/venvs/te")
     install_torch(m, site, TORCH_2_4_0_CU121)
@@ -846,6 +951,7 @@ def l40s_ada(m: FakeMachine) -> None:
         slug, "NVIDIA L40S", (8, 9), 46068, bus_ids, serial_prefix="132352304", persistence=0
     )
     nvidia_driver(m, "550.127.05", 12040, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = venv(m, "/srv/app/.venv")
     install_torch(m, site, TORCH_2_5_1_CU124)
@@ -893,6 +999,7 @@ def b200(m: FakeMachine) -> None:
     site = venv(m, "/home/alice/proj/.venv")
     install_torch(m, site, TORCH_2_7_0_CU128, installer="uv")
     install_te_wheels(m, site, "2.3.0", installer="uv")
+    pip_cudnn_on_loader_path(m, site)
     m.env["NVTE_FRAMEWORK"] = "pytorch"
 
 
@@ -941,6 +1048,7 @@ def t4(m: FakeMachine) -> None:
         persistence=0,
     )
     nvidia_driver(m, "535.104.05", 12020, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = system_python(m)
     install_torch(m, site, TORCH_2_5_1_CU121)
@@ -976,10 +1084,12 @@ def h100_mig(m: FakeMachine) -> None:
         mig=(1, 1),
     )
     nvidia_driver(m, "550.90.07", 12040, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = system_python(m)
     install_torch(m, site, TORCH_2_6_0_CU124)
     install_te_wheels(m, site, "2.2.0")
+    pip_cudnn_on_loader_path(m, site)
     mig = mig_uuid(f"{slug}/0/3g.40gb")
     m.env.update(
         {
@@ -1007,6 +1117,7 @@ def driver_older_than_torch_cuda(m: FakeMachine) -> None:
         mig=MIG_DISABLED,
     )
     nvidia_driver(m, "535.161.08", 12020, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = venv(m, "/home/alice/te-env")
     install_torch(m, site, TORCH_2_6_0_CU124)
@@ -1071,6 +1182,8 @@ def ngc_container(m: FakeMachine) -> None:
     for part in CUDNN_LIBRARIES[9][1:]:
         m.write(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9.7.0")
         m.link(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9", f"libcudnn{part}.so.9.7.0")
+    # libcudnn9-dev: headers and the unversioned libcudnn.so that TE 1.14's dlopen needs.
+    m.link(f"{UBUNTU_LIBDIR}/libcudnn.so", "libcudnn.so.9")
     m.write("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", cudnn_header("9.7.0.66"))
     m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
     ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
@@ -1294,7 +1407,14 @@ def system_cudnn(m: FakeMachine, version: str) -> None:
     m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
 
 
-CUDA_11_8 = Toolkit("11.8.0", cudart="11.8.89", cublas="11.11.3.6", nvrtc="11.8.89", nvcc="11.8.89")
+CUDA_11_8 = Toolkit(
+    "11.8.0",
+    cudart="11.8.89",
+    cublas="11.11.3.6",
+    nvrtc="11.8.89",
+    nvcc="11.8.89",
+    curand="10.3.0.86",
+)
 TORCH_2_8_0_CPU = TorchBuild("2.8.0+cpu", None, "ba56102387ef21a3b04b357e5b183d48f0afefc7", ())
 
 

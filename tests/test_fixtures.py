@@ -166,8 +166,16 @@ def h100_cuda12_te_ok(s: Snapshot) -> None:
     assert known(te.core_cuda_major) == 12
     assert "sm_90" in known(te.core_cuda_archs)
     _te_loads(s)
-    assert all(lib.resolved.source == "transformer_engine:pip" for lib in te.needed_libraries)
+    # import torch binds the pip CUDA libraries through libtorch_cuda.so's DT_RPATH; TE 2.3's
+    # core reuses them by SONAME, and finds the cuDNN sub-libraries only via LD_LIBRARY_PATH.
+    how = {lib.name: lib.resolved.source for lib in te.needed_libraries}
+    assert how["libcublasLt.so.12"].startswith("transformer_engine:already loaded (PyTorch")
+    assert how["libcudnn_adv.so.9"] == "transformer_engine:LD_LIBRARY_PATH"
+    linked = {lib.name: lib.resolved.source for lib in s.torch.linked_libraries}
+    assert linked["libcudnn.so.9"] == "torch:DT_RPATH of libtorch_cuda.so"
     assert known(s.cudnn.version) == "9.1.0.70"
+    assert known(s.torch.cudnn_version) == "9.1.0.70"
+    assert "/usr/local/cuda" in s.cuda.nvrtc_version.source  # TE 2.3 searches CUDA_HOME first
     assert known(package(s, "nvidia-cudnn-cu12").version) == "9.1.0.70"
     assert known(s.cuda.toolkit_version) == "12.4.1"
     assert known(s.cuda.runtime_version) == "12.4.127"
@@ -233,7 +241,10 @@ def v100(s: Snapshot) -> None:
     assert package(s, "transformer-engine").install_kind == "built from a VCS checkout"
     assert te.core_package.state is FactState.ABSENT  # a source build has no -cu12 package
     assert te.core_cuda_major.value == 12 and "links libcudart.so.12" in te.core_cuda_major.source
-    assert "libcudnn.so.8" in [lib.name for lib in te.needed_libraries]
+    # TE 1.11's core does not link cuDNN: its import opens the pip libcudnn.so.8 first.
+    assert not [lib for lib in te.needed_libraries if lib.name.startswith("libcudnn")]
+    loaded = {lib.name: known(lib.resolved) for lib in te.loaded_at_import}
+    assert loaded["libcudnn"].endswith("/nvidia/cudnn/lib/libcudnn.so.8")
     _te_loads(s)
 
 

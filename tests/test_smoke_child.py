@@ -25,7 +25,7 @@ import pytest
 
 from te_doctor.smoke import child
 from te_doctor.smoke.runner import CHILD, run_smoke
-from te_doctor.snapshot import SmokeCheck, SmokeFacts
+from te_doctor.snapshot_smoke import SmokeCheck, SmokeFacts
 from te_doctor.toml_compat import tomllib
 from tests.smoke_results import GPU_CHECKS
 

@@ -69,7 +69,7 @@ def mutated(tmp_path: Path, change: str) -> str:
         ("missing-field", "driver.version: missing field"),
         ("two-states", "driver.version: a fact needs exactly one of"),
         ("bool-for-int", "driver.gpu_count.value: expected int, got bool"),
-        ("newer", "schema_version 99 is newer than this te-doctor understands (3); upgrade"),
+        ("newer", "schema_version 99 is newer than this te-doctor understands (4); upgrade"),
         ("older", "schema_version 0 is not a te-doctor schema"),
         ("no-version", "schema_version: missing or not an integer"),
     ],
@@ -107,6 +107,6 @@ def test_a_schema_1_snapshot_is_upgraded(tmp_path: Path) -> None:
     data["schema_version"] = 1
     del data["smoke"]
     snapshot = loads(json.dumps(data))
-    assert snapshot.schema_version == 3
+    assert snapshot.schema_version == 4
     assert "before te-doctor had a smoke test" in snapshot.smoke.outcome.reason
     assert "before te-doctor probed build prerequisites" in snapshot.build.cxx.reason

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from te_doctor.facts import ComputeCapability, Fact, Version
-from te_doctor.snapshot import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
+from te_doctor.snapshot_smoke import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
 
 SOURCE = "smoke"
 RESULT_FORMAT = 1
