@@ -16,6 +16,8 @@ from te_doctor.codec import field_types
 from te_doctor.derived import DERIVED, add_majors, cc_key, runs_on, torch_cuda_build
 from te_doctor.fact_paths import FACT_TYPES
 from te_doctor.facts import Fact, FactState
+from te_doctor.flatten_libraries import driver_library_facts, library_facts
+from te_doctor.forward_compat import gpu_supports_forward_compat
 from te_doctor.snapshot import GpuFacts, Snapshot
 
 T = TypeVar("T")
@@ -55,13 +57,13 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     values: dict[str, Fact[Any]] = {}
     _host(values, snapshot)
     _driver(values, snapshot)
-    _cuda(values, snapshot)
+    failed = tuple(p.name for p in snapshot.probes if p.state == "error")
+    values.update(library_facts(snapshot, failed))
     _packages(values, snapshot)
     _torch_and_te(values, snapshot)
     values.update(
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
-    add_majors(values)
     values.update(_smoke(snapshot))
     values.update(
         {p: Fact.absent("no install plan", "plan") for p in FACT_TYPES if p.startswith("plan.")}
@@ -69,6 +71,8 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     build = snapshot.build
     values.update({f"build.{name}": getattr(build, name) for name in field_types(type(build))})
     visible = [gpu for gpu in snapshot.gpus if gpu.visible]
+    values.update(driver_library_facts(snapshot, visible))
+    add_majors(values)
     per_gpu = tuple(_gpu(gpu, snapshot) for gpu in visible)
     _gpu_aggregates(values, snapshot, visible)
     selected = _select(snapshot, visible, device)
@@ -97,6 +101,7 @@ _GPU_PATHS = (
     "gpu.torch_has_kernels",
     "gpu.te_has_kernels",
     "gpu.te_has_arch_specific_kernels",
+    "gpu.forward_compatible",
 )
 
 
@@ -135,38 +140,6 @@ def _driver(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     ):
         values[f"driver.{name}"] = getattr(driver, name)
     values["driver.torch_cuda_build"] = torch_cuda_build(driver.cuda_version)
-
-
-def _cuda(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
-    cuda, cudnn = snapshot.cuda, snapshot.cudnn
-    values.update(
-        {
-            "cuda.toolkit_version": cuda.toolkit_version,
-            "cuda.toolkit_count": Fact.of(len(cuda.toolkits), DERIVED),
-            "cuda.runtime_version": cuda.runtime_version,
-            "cuda.cublas_version": cuda.cublas_version,
-            "cuda.nvrtc_version": cuda.nvrtc_version,
-            "cuda.cudart_copies": Fact.of(sum(c.name == "cudart" for c in cuda.libraries), DERIVED),
-            "cudnn.version": cudnn.version,
-            "cudnn.header_version": cudnn.header_version,
-            "cudnn.copy_count": Fact.of(len(cudnn.copies), DERIVED),
-            "cudnn.distinct_versions": Fact.of(
-                len(
-                    {
-                        v.split(".")[0] + "." + v.split(".")[1] if "." in v else v
-                        for v in cudnn.distinct_versions
-                    }
-                ),
-                DERIVED,
-            ),
-        }
-    )
-    if _probe_failed(snapshot, "cuda"):
-        for path in ("cuda.toolkit_count", "cuda.cudart_copies"):
-            values[path] = Fact.unknown("the cuda probe failed", "cuda")
-    if _probe_failed(snapshot, "cudnn"):
-        for path in ("cudnn.copy_count", "cudnn.distinct_versions"):
-            values[path] = Fact.unknown("the cudnn probe failed", "cudnn")
 
 
 def _packages(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -301,6 +274,7 @@ def _gpu(gpu: GpuFacts, snapshot: Snapshot) -> dict[str, Fact[Any]]:
         "gpu.torch_has_kernels": runs_on(snapshot.torch.cuda_arch_list, cc),
         "gpu.te_has_kernels": runs_on(te_archs, cc),
         "gpu.te_has_arch_specific_kernels": runs_on(te_archs, cc, specific=True),
+        "gpu.forward_compatible": gpu_supports_forward_compat(gpu.name),
     }
 
 

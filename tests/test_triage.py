@@ -143,3 +143,20 @@ def test_a_fact_not_pasted_is_not_evidence() -> None:
     undecided = {f.rule_id: f for f in diagnosis.undecided}
     assert "TED204" in undecided
     assert [m.path for m in undecided["TED204"].missing] == ["driver.gpu_count"]
+
+
+def test_a_paste_without_the_loader_path_keeps_the_driver_too_old_error() -> None:
+    """A paste never shows which libcuda.so.1 the loader picks: no cuda-compat is assumed, so
+    TED201 still fires (as before forward compatibility was modelled) and TED210 does not."""
+    text = (
+        "PyTorch version: 2.9.0+cu130\n"
+        "CUDA used to build PyTorch: 13.0\n"
+        "\n"
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 535.161.08   Driver Version: 535.161.08   CUDA Version: 12.2     |\n"
+        "|-------------------------------+----------------------+----------------------+\n"
+    )
+    diagnosis = triage_text(text)
+    causes = [c.rule_id for c in diagnosis.causes]
+    assert "TED201" in causes
+    assert "TED210" not in causes + [f.rule_id for f in diagnosis.undecided]
