@@ -84,10 +84,20 @@ def test_1_9_and_1_10_search_cuda_home_only_when_set(machine: FakeMachine) -> No
 
 
 def test_1_9_to_2_3_never_look_for_nvrtc_in_the_wheel(machine: FakeMachine) -> None:
-    """No toolkit, no NVRTC in ldconfig: the import fails though the wheel has NVRTC."""
+    """No toolkit, no NVRTC in ldconfig: the import fails though the wheel has NVRTC.
+
+    ``ldconfig -p | grep 'libnvrtc'`` finds nothing and check_output raises before the final
+    dlopen (the error of ArcInstitute/evo2#99)."""
     (load,) = [x for x in replay(machine, "1.13.0").loads if x.library == "libnvrtc"]
     assert load.binding is None
-    assert "libnvrtc.so: cannot open shared object file" in load.failure
+    assert load.failure.startswith("subprocess.CalledProcessError: Command 'ldconfig -p | grep")
+
+
+def test_the_shell_grep_fails_the_import_until_2_10(machine: FakeMachine) -> None:
+    for part in ("", "_graph", "_ops"):
+        (machine.root / SITE.lstrip("/") / f"nvidia/cudnn/lib/libcudnn{part}.so.9").unlink()
+    assert "grep 'libcudnn.so'" in replay(machine, "2.9.0").loads[0].failure
+    assert replay(machine, "2.10.0").loads[0].failure.startswith("OSError: libcudnn.so: cannot")
 
 
 def test_2_4_to_2_10_take_the_system_first(machine: FakeMachine) -> None:

@@ -65,7 +65,7 @@ def te_import(ctx: ProbeContext, release: tuple[int, int], process: Process) -> 
 
 def _era_pip_first(f: Finder, release: tuple[int, int]) -> tuple[TeLoad, ...]:
     home = f.cuda_home(default=release >= (1, 11))
-    nvrtc_line = f.cache_line(lambda line: "libnvrtc" in line and not _stub_or_builtins(line))
+    nvrtc_line = f.cache_line(lambda line: not _stub_or_builtins(line), grep="libnvrtc")
     return (
         f.first(
             "libcudnn",
@@ -87,10 +87,13 @@ def _era_pip_first(f: Finder, release: tuple[int, int]) -> tuple[TeLoad, ...]:
 
 def _era_system_first(f: Finder, release: tuple[int, int]) -> tuple[TeLoad, ...]:
     home = f.cuda_home(default=True)
-    word = (lambda name: name) if release >= (2, 10) else (lambda name: name + ".so")
+    shell = release < (2, 10)  # `ldconfig -p | grep` through a shell: no match raises
 
     def cache(name: str, skip: Callable[[str], bool] = lambda line: False) -> Attempt:
-        return f.cache_line(lambda line: word(name) in line and not skip(line))
+        if not shell:
+            return f.cache_line(lambda line: name in line and not skip(line))
+        word = name if release < (2, 6) else name + ".so"
+        return f.cache_line(lambda line: not skip(line), grep=word)
 
     nvrtc_skip = _stub_or_builtins if release < (2, 6) else (lambda line: False)
     loads = [

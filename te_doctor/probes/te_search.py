@@ -34,6 +34,10 @@ class TeLoad:
     system: bool
 
 
+class ImportFails(Exception):
+    """A step whose failure ends TE's import at once (a later fallback is never reached)."""
+
+
 def not_found(name: str) -> str:
     """The error TE 2.11+ raises when ``_load_cuda_library(name)`` finds nothing."""
     return f"RuntimeError: {name} shared object not found."
@@ -57,7 +61,10 @@ class Finder:
     def first(self, library: str, attempts: tuple[Attempt, ...], failure: str) -> TeLoad:
         """The first attempt that finds something, opened into the process."""
         for attempt in attempts:
-            found = attempt()
+            try:
+                found = attempt()
+            except ImportFails as stop:
+                return TeLoad(library, None, "not found", str(stop), False)
             if found is None:
                 continue
             target, how = found
@@ -123,13 +130,25 @@ class Finder:
         folder = directory.removeprefix(self.purelib + "/")
         return ((own or found)[0], f"pip {folder}") if found else None
 
-    def cache_line(self, wanted: Callable[[str], bool]) -> Attempt:
-        """The first ``ldconfig -p`` line that TE's filter keeps."""
+    def cache_line(self, wanted: Callable[[str], bool], grep: str = "") -> Attempt:
+        """The first ``ldconfig -p`` line that TE's filter keeps.
+
+        Up to 2.9 TE runs ``ldconfig -p | grep '<grep>'`` through a shell with
+        ``check_output``: when grep matches nothing, that raises CalledProcessError and the
+        import fails there, before its final ``dlopen`` fallback.
+        """
 
         def attempt() -> tuple[str, str] | None:
-            for name, path in self.process.path.cache:
-                if wanted(f"{name} => {path}"):
+            lines = [(f"{n} => {p}", p) for n, p in self.process.path.cache]
+            lines = [(line, p) for line, p in lines if grep in line]
+            for line, path in lines:
+                if wanted(line):
                     return path, "ldconfig -p"
+            if grep and not lines:
+                raise ImportFails(
+                    f"subprocess.CalledProcessError: Command 'ldconfig -p | grep '{grep}'' "
+                    "returned non-zero exit status 1."
+                )
             return None
 
         return attempt
