@@ -218,7 +218,9 @@ def _version(
             return Fact.of(Version(match.group(1)), source)
     if directory.origin == "pip":
         site = directory.path.split("/nvidia/")[0]
-        found = dist_version(ctx, FAMILIES[family][1], site)
+        soname = _SO_VERSION.search(path)
+        major = soname.group(1).split(".")[0] if soname and family != "cudnn" else ""
+        found = dist_version(ctx, FAMILIES[family][1], site, major)
         if found:
             return Fact.of(Version(found[1]), f"{SOURCE}:pip {found[0]}")
     if directory.origin.startswith("toolkit "):
