@@ -179,16 +179,22 @@ class Finder:
 
     def _walk(self, root: str, pattern: str) -> Iterator[str]:
         """Files matching ``pattern`` under ``root`` at any depth (hidden directories skipped)."""
-        base = self.ctx.path(root)
-        deadline, seen = time.monotonic() + TREE_BUDGET_S, set()
-        for folder, dirs, files in os.walk(base, followlinks=True):
-            real = os.path.realpath(folder)
-            if real in seen or time.monotonic() > deadline:
-                dirs[:] = []
-                continue
-            seen.add(real)
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            relative = os.path.relpath(folder, base)
-            prefix = root.rstrip("/") + ("" if relative == "." else "/" + relative)
-            for file in sorted(fnmatch.filter(files, pattern)):
-                yield f"{prefix}/{file}"
+        files = self.ctx.cached(f"te-tree:{root}", lambda: _shared_objects_under(self.ctx, root))
+        return (path for path in files if fnmatch.fnmatch(path.rsplit("/", 1)[1], pattern))
+
+
+def _shared_objects_under(ctx: ProbeContext, root: str) -> tuple[str, ...]:
+    """Every ``lib*.so*`` under ``root``, walked once per run within ``TREE_BUDGET_S``."""
+    base = ctx.path(root)
+    deadline, seen, found = time.monotonic() + TREE_BUDGET_S, set(), []
+    for folder, dirs, files in os.walk(base, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen or time.monotonic() > deadline:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        relative = os.path.relpath(folder, base)
+        prefix = root.rstrip("/") + ("" if relative == "." else "/" + relative)
+        found += [f"{prefix}/{file}" for file in sorted(fnmatch.filter(files, "lib*.so*"))]
+    return tuple(found)
