@@ -57,7 +57,7 @@ def test_a_node_writes_its_snapshot_and_who_it_is(tmp_path: Path) -> None:
     assert report["schema"] == "te-doctor/node-report/v1" and report["status"] == "ok"
     assert (report["node"], report["job_id"], report["task_id"]) == ("gpu017", "991", "3")
     snapshot = report["snapshot"]
-    assert isinstance(snapshot, dict) and snapshot["schema_version"] == 3
+    assert isinstance(snapshot, dict) and snapshot["schema_version"] == 4
     assert not list(tmp_path.glob(".node-*"))  # no temporary file left behind
 
 

@@ -31,7 +31,7 @@ from _te_doctor_smoke_te_checks import TOL_TE_FP8
 from te_doctor_smoke_child import FAULT_ENV, WRONG_SCALE
 
 from te_doctor.smoke.runner import CHILD, run_smoke
-from te_doctor.snapshot.model import SmokeCheck, SmokeFacts
+from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 from te_doctor.toml_compat import tomllib
 from tests.smoke_results import GPU_CHECKS
 

@@ -192,3 +192,20 @@ def test_a_named_gpu_without_a_count_is_at_least_one_gpu() -> None:
     diagnosis = triage_text("- GPU: NVIDIA GeForce RTX 3090\n- PyTorch: 2.4.0+cu121\n")
     assert "TED102" in [c.rule_id for c in diagnosis.causes]
     assert "TED102" not in [c.rule_id for c in triage_text("- PyTorch: 2.4.0+cu121\n").causes]
+
+
+def test_a_paste_without_the_loader_path_keeps_the_driver_too_old_error() -> None:
+    """A paste never shows which libcuda.so.1 the loader picks: no cuda-compat is assumed, so
+    TED201 still fires (as before forward compatibility was modelled) and TED210 does not."""
+    text = (
+        "PyTorch version: 2.9.0+cu130\n"
+        "CUDA used to build PyTorch: 13.0\n"
+        "\n"
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 535.161.08   Driver Version: 535.161.08   CUDA Version: 12.2     |\n"
+        "|-------------------------------+----------------------+----------------------+\n"
+    )
+    diagnosis = triage_text(text)
+    causes = [c.rule_id for c in diagnosis.causes]
+    assert "TED201" in causes
+    assert "TED210" not in causes + [f.rule_id for f in diagnosis.undecided]

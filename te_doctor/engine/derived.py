@@ -135,6 +135,7 @@ MAJORS = (
     ("cuda.toolkit_version", "cuda.toolkit_major"),
     ("cuda.runtime_version", "cuda.runtime_major"),
     ("cudnn.version", "cudnn.major"),
+    ("driver.forward_compat_cuda_version", "driver.forward_compat_cuda_major"),
 )
 
 

@@ -76,6 +76,21 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "driver.gpu_count": FactSpec(INT, "GPUs the driver sees"),
     "driver.visible_devices": FactSpec(STR, "CUDA_VISIBLE_DEVICES as set"),
     "driver.visible_gpu_count": FactSpec(INT, "GPUs left visible by CUDA_VISIBLE_DEVICES"),
+    "driver.libcuda_path": FactSpec(
+        STR, "the libcuda.so.1 the loader gives a process (LD_LIBRARY_PATH, cache, defaults)"
+    ),
+    "driver.libcuda_version": FactSpec(
+        VER, "driver release of that libcuda.so.1: the driver's own, or a cuda-compat copy"
+    ),
+    "driver.forward_compat_cuda_version": FactSpec(
+        VER,
+        "CUDA that a forward-compatibility libcuda.so.1 (newer than the kernel driver) gives the "
+        "process, when every visible GPU is in NVIDIA's forward-compatibility scope; absent "
+        "otherwise, and when that cannot be told (the driver-too-old errors then stand)",
+    ),
+    "driver.forward_compat_cuda_major": FactSpec(
+        INT, "major of driver.forward_compat_cuda_version"
+    ),
     # gpus (aggregates over visible GPUs)
     "gpus.count": FactSpec(INT, "visible GPUs"),
     "gpus.distinct_names": FactSpec(INT, "how many different GPU models are visible"),
@@ -92,21 +107,45 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "gpu.te_has_arch_specific_kernels": FactSpec(
         BOOL, "TE's core library carries arch- or family-specific code (sm_100a, sm_120f) for it"
     ),
+    "gpu.forward_compatible": FactSpec(
+        BOOL,
+        "in NVIDIA's CUDA forward-compatibility scope (data-center or Jetson: yes; GeForce, "
+        "TITAN: no; other RTX/Quadro boards: unknown)",
+    ),
     # cuda
     "cuda.toolkit_version": FactSpec(VER, "CUDA toolkit used for source builds (nvcc)"),
     "cuda.toolkit_major": FactSpec(INT, "major of cuda.toolkit_version"),
     "cuda.toolkit_count": FactSpec(INT, "CUDA toolkits found"),
-    "cuda.runtime_version": FactSpec(VER, "CUDA runtime (libcudart) a process would load"),
+    "cuda.runtime_version": FactSpec(
+        VER,
+        "libcudart TE's core binds after `import torch; import transformer_engine` (without TE: "
+        "the one libtorch_cuda.so binds; with neither: the first copy found)",
+    ),
     "cuda.runtime_major": FactSpec(INT, "major of cuda.runtime_version"),
-    "cuda.cublas_version": FactSpec(VER, "cuBLASLt a process would load"),
-    "cuda.nvrtc_version": FactSpec(VER, "NVRTC a process would load"),
+    "cuda.cublas_version": FactSpec(
+        VER,
+        "libcublasLt TE's core binds (its GEMMs run there); without TE, torch's; with neither, "
+        "the first copy found",
+    ),
+    "cuda.nvrtc_version": FactSpec(
+        VER, "libnvrtc TE's import opens (else the core's, else torch's, else the first found)"
+    ),
     "cuda.cudart_copies": FactSpec(INT, "copies of libcudart found"),
     # cudnn
-    "cudnn.version": FactSpec(VER, "cuDNN a process would load"),
+    "cudnn.version": FactSpec(
+        VER,
+        "cuDNN whose functions TE calls (TE 2.20's version check included): the copy TE's "
+        "import-time loader opens with RTLD_GLOBAL, else the one its core binds; without TE, "
+        "the one libtorch_cuda.so binds; with neither, the first copy found",
+    ),
     "cudnn.major": FactSpec(INT, "major of cudnn.version"),
     "cudnn.header_version": FactSpec(VER, "cudnn_version.h (source builds)"),
     "cudnn.copy_count": FactSpec(INT, "copies of libcudnn found"),
     "cudnn.distinct_versions": FactSpec(INT, "how many different cuDNN versions are installed"),
+    "cudnn.differs_from_torch": FactSpec(
+        BOOL,
+        "cudnn.version and torch.cudnn_version are different releases: two cuDNNs in one process",
+    ),
     # packages
     "packages.*": FactSpec(VER, "version of an installed distribution (name with _ for -)"),
     "packages.duplicate_count": FactSpec(INT, "distributions installed more than once"),
@@ -121,6 +160,10 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "torch.cuda_arch_list": FactSpec(
         LIST, "GPU architectures in libtorch_cuda (sm_90, compute_90)"
     ),
+    "torch.cudnn_version": FactSpec(VER, "cuDNN libtorch_cuda.so binds at `import torch`"),
+    "torch.cublas_version": FactSpec(VER, "cuBLASLt libtorch_cuda.so binds"),
+    "torch.runtime_version": FactSpec(VER, "CUDA runtime (libcudart) libtorch_cuda.so binds"),
+    "torch.nvrtc_version": FactSpec(VER, "NVRTC libtorch_cuda.so binds"),
     # transformer engine
     "te.version": FactSpec(VER, "Transformer Engine version"),
     "te.core_package": FactSpec(STR, "transformer-engine-cu12 or -cu13"),
@@ -130,7 +173,16 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "te.core_cuda_archs": FactSpec(LIST, "GPU architectures in TE's core library"),
     "te.torch_extension": FactSpec(STR, "path of TE's PyTorch extension"),
     "te.jax_extension": FactSpec(STR, "path of TE's JAX extension"),
-    "te.missing_libraries": FactSpec(LIST, "libraries TE links or loads that were not found"),
+    "te.missing_libraries": FactSpec(
+        LIST,
+        "libraries TE's import opens or its core links that the process would not find "
+        "(sonames, or libcudnn/libnvrtc/libcurand/libcublas/libcudart for TE's own loads)",
+    ),
+    "te.preloads_pip_cuda": FactSpec(
+        BOOL,
+        "TE's import preloads the pip cuBLAS/cudart (2.4-2.10: always; from 2.11: only when "
+        "neither NVRTC nor cuRAND came from the system); absent before 2.4",
+    ),
     # build prerequisites (the framework extension is compiled from an sdist)
     "build.cxx": FactSpec(STR, "the C++ compiler (CXX, or c++/g++/clang++ on PATH)"),
     "build.cxx_version": FactSpec(VER, "its version"),

@@ -13,9 +13,9 @@ from typing import Any
 from te_doctor.engine.derived import add_majors
 from te_doctor.engine.fact_paths import FACT_TYPES
 from te_doctor.engine.flatten_gpus import GPU_PATHS, gpu_aggregates, gpu_facts, select_gpu
+from te_doctor.engine.flatten_libraries import driver_library_facts, library_facts
 from te_doctor.engine.flatten_smoke import smoke_facts
 from te_doctor.engine.flatten_stack import (
-    cuda_facts,
     driver_facts,
     host_facts,
     package_facts,
@@ -60,13 +60,13 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     values: dict[str, Fact[Any]] = {}
     host_facts(values, snapshot)
     driver_facts(values, snapshot)
-    cuda_facts(values, snapshot)
+    failed = tuple(p.name for p in snapshot.probes if p.state == "error")
+    values.update(library_facts(snapshot, failed))
     package_facts(values, snapshot)
     torch_and_te_facts(values, snapshot)
     values.update(
         {f"env.{k}": Fact.of(v, "environment") for k, v in snapshot.environment.variables.items()}
     )
-    add_majors(values)
     values.update(smoke_facts(snapshot))
     values.update(
         {p: Fact.absent("no install plan", "plan") for p in FACT_TYPES if p.startswith("plan.")}
@@ -74,6 +74,8 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
     build = snapshot.build
     values.update({f"build.{name}": getattr(build, name) for name in field_types(type(build))})
     visible = [gpu for gpu in snapshot.gpus if gpu.visible]
+    values.update(driver_library_facts(snapshot, visible))
+    add_majors(values)
     per_gpu = tuple(gpu_facts(gpu, snapshot) for gpu in visible)
     gpu_aggregates(values, snapshot, visible)
     selected = select_gpu(snapshot, visible, device)

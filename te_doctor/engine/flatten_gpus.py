@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from te_doctor.engine.derived import DERIVED, cc_key, runs_on
+from te_doctor.engine.forward_compat import gpu_supports_forward_compat
 from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import GpuFacts, Snapshot
 
@@ -18,6 +19,7 @@ GPU_PATHS = (
     "gpu.torch_has_kernels",
     "gpu.te_has_kernels",
     "gpu.te_has_arch_specific_kernels",
+    "gpu.forward_compatible",
 )
 
 
@@ -54,6 +56,7 @@ def gpu_facts(gpu: GpuFacts, snapshot: Snapshot) -> dict[str, Fact[Any]]:
         "gpu.torch_has_kernels": runs_on(snapshot.torch.cuda_arch_list, cc),
         "gpu.te_has_kernels": runs_on(te_archs, cc),
         "gpu.te_has_arch_specific_kernels": runs_on(te_archs, cc, specific=True),
+        "gpu.forward_compatible": gpu_supports_forward_compat(gpu.name),
     }
 
 

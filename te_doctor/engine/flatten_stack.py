@@ -48,38 +48,6 @@ def driver_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     values["driver.torch_cuda_build"] = torch_cuda_build(driver.cuda_version)
 
 
-def cuda_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
-    cuda, cudnn = snapshot.cuda, snapshot.cudnn
-    values.update(
-        {
-            "cuda.toolkit_version": cuda.toolkit_version,
-            "cuda.toolkit_count": Fact.of(len(cuda.toolkits), DERIVED),
-            "cuda.runtime_version": cuda.runtime_version,
-            "cuda.cublas_version": cuda.cublas_version,
-            "cuda.nvrtc_version": cuda.nvrtc_version,
-            "cuda.cudart_copies": Fact.of(sum(c.name == "cudart" for c in cuda.libraries), DERIVED),
-            "cudnn.version": cudnn.version,
-            "cudnn.header_version": cudnn.header_version,
-            "cudnn.copy_count": Fact.of(len(cudnn.copies), DERIVED),
-            "cudnn.distinct_versions": Fact.of(
-                len(
-                    {
-                        v.split(".")[0] + "." + v.split(".")[1] if "." in v else v
-                        for v in cudnn.distinct_versions
-                    }
-                ),
-                DERIVED,
-            ),
-        }
-    )
-    if probe_failed(snapshot, "cuda"):
-        for path in ("cuda.toolkit_count", "cuda.cudart_copies"):
-            values[path] = Fact.unknown("the cuda probe failed", "cuda")
-    if probe_failed(snapshot, "cudnn"):
-        for path in ("cudnn.copy_count", "cudnn.distinct_versions"):
-            values[path] = Fact.unknown("the cudnn probe failed", "cudnn")
-
-
 def package_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     packages = snapshot.packages
     for package in packages.installed:

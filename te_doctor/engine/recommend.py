@@ -16,7 +16,7 @@ from te_doctor.engine.evaluate import Finding
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.paths import ExecutionPath, candidates
 from te_doctor.engine.rule_model import Severity
-from te_doctor.snapshot.model import SmokeCheck, SmokeFacts
+from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 
 
 @dataclass(frozen=True, slots=True)

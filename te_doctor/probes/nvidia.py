@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from te_doctor.probes.context import TIMED_OUT, ProbeContext
+from te_doctor.probes.libcuda import probe_libcuda
 from te_doctor.probes.nvidia_smi import (
     PROC_SOURCE,
     SMI_SOURCE,
@@ -60,6 +61,7 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
         version = Fact.absent("no NVIDIA driver: " + "; ".join(evidence), version.source)
     spec = ctx.env.get("CUDA_VISIBLE_DEVICES")
     gpus = _gpu_facts(reading.gpus or (), spec)
+    libcuda_path, libcuda_version = probe_libcuda(ctx)
     return NvidiaResult(
         driver=DriverFacts(
             version=version,
@@ -82,6 +84,8 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
             ),
             visible_gpu_count=_count(reading, version, sum(gpu.visible for gpu in gpus)),
             evidence=tuple(evidence),
+            libcuda_path=libcuda_path,
+            libcuda_version=libcuda_version,
         ),
         gpus=gpus,
     )

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
-from te_doctor.snapshot.model import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
+from te_doctor.snapshot.smoke_model import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
 
 SOURCE = "smoke"
 RESULT_FORMAT = 1

@@ -63,8 +63,34 @@ def _upgrade(data: dict[str, object], version: int) -> dict[str, object]:
     if version == 2:  # schema 2 had no build section
         reason = "recorded before te-doctor probed build prerequisites"
         build = to_data(unknown_record(BuildFacts, reason, "build"))
-        data = {**data, "schema_version": 3, "build": build}
+        data, version = {**data, "schema_version": 3, "build": build}, 3
+    if version == 3:
+        data = _upgrade_3_to_4(data)
     return data
+
+
+def _upgrade_3_to_4(data: dict[str, object]) -> dict[str, object]:
+    """Schema 4 modelled the loader: the libcuda.so.1 picked, torch's and TE's bindings.
+
+    The new facts of a schema-3 snapshot are unknown. Its ``cudnn.version`` and
+    ``cuda.*_version`` keep their old meaning (the first copy found, pip wheels first).
+    """
+    reason = "recorded before te-doctor modelled the dynamic loader (snapshot schema 3)"
+    unknown = {"unknown": reason, "source": "schema 3"}
+    added: dict[str, dict[str, object]] = {
+        "driver": {"libcuda_path": unknown, "libcuda_version": unknown},
+        "torch": {
+            "linked_libraries": [],
+            **{f"{name}_version": unknown for name in ("cudnn", "cublas", "runtime", "nvrtc")},
+        },
+        "transformer_engine": {"preloads_pip_cuda": unknown},
+    }
+    upgraded: dict[str, object] = {**data, "schema_version": 4}
+    for section, fields in added.items():
+        old = data.get(section)
+        if isinstance(old, dict):  # anything else is reported by the decoder
+            upgraded[section] = {**old, **fields}
+    return upgraded
 
 
 def load(path: Path) -> Snapshot:

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
+from te_doctor.snapshot.smoke_model import SmokeFacts
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -62,7 +63,12 @@ class HostFacts:
 
 @dataclass(**_FROZEN)
 class DriverFacts:
-    """The NVIDIA kernel driver, the CUDA version it supports, and how that was found out."""
+    """The NVIDIA kernel driver, the CUDA version it supports, and how that was found out.
+
+    ``libcuda_path``/``libcuda_version``: the ``libcuda.so.1`` the dynamic loader would give a
+    process (LD_LIBRARY_PATH, then the loader cache, then the default directories): the
+    driver's own, or a CUDA forward-compatibility copy (``cuda-compat``) put before it.
+    """
 
     version: Fact[Version]
     cuda_version: Fact[Version]
@@ -72,6 +78,8 @@ class DriverFacts:
     visible_devices: Fact[str]
     visible_gpu_count: Fact[int]
     evidence: tuple[str, ...]
+    libcuda_path: Fact[str]
+    libcuda_version: Fact[Version]
 
 
 @dataclass(**_FROZEN)
@@ -112,7 +120,13 @@ class ToolkitFacts:
 
 @dataclass(**_FROZEN)
 class CudaFacts:
-    """CUDA toolkit(s) for source builds, and the CUDA runtime libraries actually installed."""
+    """CUDA toolkit(s) for source builds, and the CUDA runtime libraries installed and in use.
+
+    ``runtime_version`` and ``cublas_version`` are the libcudart and libcublasLt that TE's core
+    library binds in ``import torch; import transformer_engine`` (without TE: the ones
+    libtorch_cuda.so binds; with neither: the first copy found); ``nvrtc_version`` the libnvrtc
+    TE's import opens (else the core's, else torch's). ``libraries`` lists every copy.
+    """
 
     toolkit_version: Fact[Version]
     toolkit_path: Fact[str]
@@ -126,7 +140,12 @@ class CudaFacts:
 
 @dataclass(**_FROZEN)
 class CudnnFacts:
-    """cuDNN: the version that would be used, the header version, and every copy found."""
+    """cuDNN: the version TE calls, the header version, and every copy found.
+
+    ``version`` is the copy Transformer Engine's cuDNN calls resolve to (the one its
+    import-time loader opens, else the one its core binds); without TE, the one
+    libtorch_cuda.so binds; with neither, the first copy found.
+    """
 
     version: Fact[Version]
     header_version: Fact[Version]
@@ -157,8 +176,24 @@ class PackagesFacts:
 
 
 @dataclass(**_FROZEN)
+class NeededLibrary:
+    """A library a binary links (DT_NEEDED) or loads itself, and the file the process gets.
+
+    ``resolved``'s source says how the file was found (``DT_RPATH of libtorch_cuda.so``,
+    ``already loaded (PyTorch ...)``, ``a search of /usr/local/cuda``, ...).
+    """
+
+    name: str
+    resolved: Fact[str]
+
+
+@dataclass(**_FROZEN)
 class TorchFacts:
-    """How the installed PyTorch was built, read from its files without importing it."""
+    """How the installed PyTorch was built, read from its files without importing it.
+
+    ``linked_libraries`` are libtorch_cuda.so's DT_NEEDED CUDA libraries as the loader would
+    bind them at ``import torch``; ``cudnn_version`` ... ``nvrtc_version`` are their versions.
+    """
 
     version: Fact[Version]
     cuda_version: Fact[Version]
@@ -166,19 +201,22 @@ class TorchFacts:
     git_version: Fact[str]
     debug: Fact[bool]
     cuda_arch_list: Fact[tuple[str, ...]]
-
-
-@dataclass(**_FROZEN)
-class NeededLibrary:
-    """A shared library that a TE binary links against, and where the loader would find it."""
-
-    name: str
-    resolved: Fact[str]
+    linked_libraries: tuple[NeededLibrary, ...]
+    cudnn_version: Fact[Version]
+    cublas_version: Fact[Version]
+    runtime_version: Fact[Version]
+    nvrtc_version: Fact[Version]
 
 
 @dataclass(**_FROZEN)
 class TransformerEngineFacts:
-    """The installed Transformer Engine pieces: core library, framework extensions, their needs."""
+    """The installed Transformer Engine pieces: core library, framework extensions, their needs.
+
+    ``loaded_at_import`` lists what TE's import opens itself, in its order for this release;
+    ``needed_libraries`` the core's DT_NEEDED entries as bound after ``import torch`` and TE's
+    own loads; ``preloads_pip_cuda`` whether the import preloads the pip cuBLAS/cudart (absent
+    for releases without that step, before 2.4).
+    """
 
     version: Fact[Version]
     core_package: Fact[str]
@@ -190,6 +228,7 @@ class TransformerEngineFacts:
     jax_extension: Fact[str]
     needed_libraries: tuple[NeededLibrary, ...]
     loaded_at_import: tuple[NeededLibrary, ...]
+    preloads_pip_cuda: Fact[bool]
 
 
 @dataclass(**_FROZEN)
@@ -210,60 +249,6 @@ class BuildFacts:
     python_headers: Fact[bool]
     cuda_headers: Fact[bool]
     cudnn_headers: Fact[bool]
-
-
-@dataclass(**_FROZEN)
-class SupportCheck:
-    """One of TE's own support checks (``is_fp8_available`` ...), as the smoke child saw it."""
-
-    recipe: str
-    available: bool
-    reason: str
-
-
-@dataclass(**_FROZEN)
-class SmokeCheck:
-    """One smoke GEMM: which execution path it exercises, where, and how close to FP32 it was."""
-
-    name: str
-    device: str
-    status: str
-    max_abs_error: Fact[float]
-    rel_error: Fact[float]
-    tolerance: float
-    detail: str
-    duration_ms: float
-
-
-@dataclass(**_FROZEN)
-class LoadedLibrary:
-    """A shared library the smoke child actually had mapped (from /proc/self/maps)."""
-
-    name: str
-    path: str
-    version: Fact[Version]
-    origin: str
-
-
-@dataclass(**_FROZEN)
-class SmokeFacts:
-    """What running the real thing in an isolated child process showed.
-
-    ``outcome``: ok, failed, signal, timeout, oom or crashed (absent when not run);
-    ``stage``: where it stopped (import-torch, device, import-te, te-support, gemm).
-    """
-
-    outcome: Fact[str]
-    stage: Fact[str]
-    error_text: Fact[str]
-    python: str
-    duration_ms: float
-    torch_cuda_available: Fact[bool]
-    torch_device_capability: Fact[ComputeCapability]
-    torch_cudnn_version: Fact[Version]
-    te_support: tuple[SupportCheck, ...]
-    checks: tuple[SmokeCheck, ...]
-    loaded_libraries: tuple[LoadedLibrary, ...]
 
 
 @dataclass(**_FROZEN)

@@ -33,6 +33,9 @@ _SMI = "the output of `nvidia-smi`"
 _COLLECT_ENV = "the output of `python -m torch.utils.collect_env`"
 _PROBE = "the output of `te-doctor probe --format json --redact`"
 _PLAN = "the output of `te-doctor plan --format markdown`"
+#: A paste rarely shows the loader path: no forward-compatibility libcuda is assumed, so the
+#: driver-too-old errors still fire on the driver and CUDA versions it does state.
+_NO_FORWARD_COMPAT = ("driver.forward_compat_cuda_version", "driver.forward_compat_cuda_major")
 #: Fact prefix -> what to ask the reporter for, to settle rules that need those facts.
 ASK_FOR: tuple[tuple[str, str], ...] = (
     ("smoke.error", "the full error message and traceback"),
@@ -91,6 +94,10 @@ def pasted_facts(
     values.update(
         {path: Fact.absent("a pasted report has no smoke test", SOURCE) for path in _NO_SMOKE}
     )
+    for path in _NO_FORWARD_COMPAT:
+        values.setdefault(
+            path, Fact.absent("not in the pasted text: read as no cuda-compat", SOURCE)
+        )
     add_majors(values)  # derived, as flatten() derives them for a live machine
     if error_text:
         values["smoke.error_text"] = Fact.of(error_text, f"{SOURCE}: pasted error")
