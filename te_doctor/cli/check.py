@@ -13,6 +13,9 @@ from te_doctor.cli.options import format_option, output_option, python_option, s
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
 
+#: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
+FRAMEWORKS = ("megatron", "nemo", "accelerate", "lightning", "hf")
+
 RULES_DIR = click.option(
     "--rules-dir",
     "rules_dirs",
@@ -76,6 +79,14 @@ RULES_DIR = click.option(
     help="Colour in text output.",
 )
 @RULES_DIR
+@click.option(
+    "--for",
+    "frameworks",
+    multiple=True,
+    type=click.Choice(FRAMEWORKS),
+    help="Also show the recommended path's settings for this framework (repeatable), "
+    "after the snippet and in the JSON report.",
+)
 def check(
     snapshot_file: Path | None,
     python: str | None,
@@ -91,17 +102,23 @@ def check(
     smoke_timeout: float,
     color: str,
     rules_dirs: tuple[Path, ...],
+    frameworks: tuple[str, ...],
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
     from te_doctor.bench.citation import cite
     from te_doctor.check.pipeline import run_check, take_snapshot
     from te_doctor.check.report import GateOptions
+    from te_doctor.engine.frameworks import framework_advice
     from te_doctor.render import CHECK_RENDERERS, CheckFormat
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
     report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
-    report = dataclasses.replace(report, measured=cite(snapshot, report.recommendation.path))
+    report = dataclasses.replace(
+        report,
+        measured=cite(snapshot, report.recommendation.path),
+        frameworks=framework_advice(frameworks, report.recommendation),
+    )
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
         color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
