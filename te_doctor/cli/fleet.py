@@ -36,7 +36,12 @@ class FleetGroup(click.Group):
 def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The aggregation's output and gate options, shared by ``aggregate`` and ``run``."""
     decorators: list[Decorator] = [
-        format_option("json", "markdown"),
+        format_option(
+            "json",
+            "markdown",
+            "prometheus",
+            help="prometheus: gauges for node-exporter's textfile collector.",
+        ),
         output_option("the fleet summary"),
         click.option(
             "--fail-on",
