@@ -9,7 +9,14 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.cli.options import (
+    complete_path_names,
+    complete_rule_ids,
+    format_option,
+    output_option,
+    python_option,
+    snapshot_option,
+)
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
 
@@ -42,6 +49,7 @@ RULES_DIR = click.option(
     "--require",
     multiple=True,
     metavar="PATH",
+    shell_complete=complete_path_names,
     help="Exit 1 unless this execution path (or family: fp8, te-fp8, bf16, ...) is viable.",
 )
 @click.option("--ignore", multiple=True, metavar="RULE", help="Skip a rule, by id or name.")
@@ -144,7 +152,7 @@ def list_rules(output_format: str, rules_dirs: tuple[Path, ...]) -> None:
 
 
 @click.command()
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=complete_rule_ids)
 @RULES_DIR
 def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
     """Explain one rule in full (by id, e.g. TED102, or name)."""
