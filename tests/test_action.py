@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from te_doctor.cli.main import COMMANDS, cli
+from tests.command_lines import parse
 
 ROOT = Path(__file__).parents[1]
 ACTION = ROOT / "action.yml"
@@ -98,28 +99,7 @@ def problems(words: list[str]) -> list[str]:
     where = shlex.join(words)
     if words[1] not in COMMANDS:
         return [f"{where}: te-doctor has no command {words[1]!r}"]
-    known = options_of(words[1])
-    found = []
-    rest = words[2:]
-    while rest:
-        word = rest.pop(0)
-        name, equals, value = word.partition("=")
-        option = known.get(name)
-        if option is None:
-            found.append(f"{where}: {word} is not an option of te-doctor {words[1]}")
-            continue
-        if option.is_flag:
-            found += [f"{where}: {name} takes no value"] if equals else []
-            continue
-        if not equals:
-            if not rest or rest[0].startswith("--"):
-                found.append(f"{where}: {name} needs a value")
-                continue
-            value = rest.pop(0)
-        choices = getattr(option.type, "choices", None)
-        if choices and not value.startswith("$") and value not in choices:
-            found.append(f"{where}: {name} {value!r} is not one of {list(choices)}")
-    return found
+    return parse(words[2:], command(words[1]), where).problems
 
 
 def scripts() -> str:

@@ -22,6 +22,7 @@ import yaml
 
 from te_doctor.cli.fleet import aggregate as aggregate_command
 from te_doctor.cli.fleet import node as node_command
+from tests.command_lines import parse
 
 ROOT = Path(__file__).parents[1]
 DEPLOY = ROOT / "deploy"
@@ -42,14 +43,6 @@ NODE_OPTIONS = {
     if isinstance(param, click.Option)
     for name in param.opts
     if name != "--dir"
-}
-#: ``te-doctor fleet REPORT...``'s options, from the click command: name -> None for a flag,
-#: else the values it accepts (empty: any).
-AGGREGATE_OPTIONS: dict[str, tuple[str, ...] | None] = {
-    name: None if param.is_flag else tuple(getattr(param.type, "choices", ()))
-    for param in aggregate_command.params
-    if isinstance(param, click.Option)
-    for name in param.opts
 }
 #: Where the DaemonSet writes its metrics: node-exporter's textfile collector, a hostPath.
 TEXTFILE = "/textfile"
@@ -177,41 +170,11 @@ def command_problems(words: list[str]) -> list[str]:
     return problems
 
 
-def export_options(words: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
-    """The report sources, the options and the problems of ``te-doctor fleet REPORT...``."""
-    where = shlex.join(words)
-    sources: list[str] = []
-    options: dict[str, str] = {}
-    problems = []
-    rest = words[2:]
-    while rest:
-        word = rest.pop(0)
-        if not word.startswith("-"):
-            sources.append(word)
-            continue
-        name, equals, value = word.partition("=")
-        if name not in AGGREGATE_OPTIONS:
-            problems.append(f"{where}: {name} is not an option of te-doctor fleet here")
-            continue
-        choices = AGGREGATE_OPTIONS[name]
-        if choices is None:
-            options[name] = ""
-            continue
-        if not equals:
-            if not rest or rest[0].startswith("-"):
-                problems.append(f"{where}: {name} needs a value")
-                continue
-            value = rest.pop(0)
-        if choices and value not in choices:
-            problems.append(f"{where}: {name} {value!r} is not one of {', '.join(choices)}")
-        options[name] = value
-    return sources, options, problems
-
-
 def export_problems(words: list[str]) -> list[str]:
     """A manifest aggregates only to export metrics: ``--format prometheus --output FILE``."""
     where = shlex.join(words)
-    sources, options, problems = export_options(words)
+    line = parse(words[2:], aggregate_command, where)
+    sources, options, problems = line.arguments, line.options, line.problems
     if not sources:
         problems.append(f"{where}: names no report to read")
     if options.get("--format") != "prometheus":
@@ -442,7 +405,8 @@ def textfile_problems(daemonset: Doc) -> list[str]:
     exports = [w for w in te_doctor_invocations(container) if w[2:3] != ["node"]]
     if len(exports) != 1:
         return [f"{len(exports)} `te-doctor fleet REPORT --format prometheus` exports, not 1"]
-    sources, options, _ = export_options(exports[0])
+    line = parse(exports[0][2:], aggregate_command)
+    sources, options = line.arguments, line.options
     env = {e.get("name"): e.get("value") for e in container.get("env") or []}
     own = f"{REPORTS}/${{TE_DOCTOR_NODE_NAME}}-{env.get('TE_DOCTOR_JOB_ID')}-"
     own += f"{env.get('TE_DOCTOR_TASK_ID')}.json"
