@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,6 +90,22 @@ def test_the_plugin_is_a_pytest11_entry_point() -> None:
     assert found == ["te_doctor.pytest_plugin.plugin"], (
         "the pytest11 entry point is not installed: run `pip install -e .` again"
     )
+
+
+def test_loading_the_plugin_imports_no_te_doctor_stage() -> None:
+    """pytest loads the plugin in every session where te-doctor is installed: it stays light."""
+    code = (
+        "import sys, te_doctor.pytest_plugin.plugin\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('te_doctor.', 'torch'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "['te_doctor.errors',",
+        "'te_doctor.pytest_plugin',",
+        "'te_doctor.pytest_plugin.plugin',",
+        "'te_doctor.pytest_plugin.reasons']",
+    ]
 
 
 def test_fp8_skips_naming_the_missing_gpu_and_cpu_runs(
@@ -247,3 +265,8 @@ def test_skip_reason_groups_paths_by_cause() -> None:
         "te-doctor: cpu does not run here: needs packages.torch is present"
     )
     assert skip_reason(None, [("cpu", "x")]) == "te-doctor: no execution path runs here: x (cpu)"
+    two = [("cpu", "TED101: No GPU.; TED802: Importing PyTorch failed: 1.2.3 is too old.")]
+    assert skip_reason("cpu", two) == (
+        "te-doctor: cpu does not run here: TED101: No GPU; TED802: Importing PyTorch failed: "
+        "1.2.3 is too old"
+    )

@@ -7,12 +7,16 @@ test (unless ``--te-doctor-no-smoke``) once, through ``select_path``'s per-machi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from te_doctor.errors import TeDoctorError
 from te_doctor.pytest_plugin.reasons import skip_reason
-from te_doctor.runtime.enable import SelectedPath
-from te_doctor.runtime.selection import Decision, NoViablePathError
+
+if TYPE_CHECKING:  # the runtime API is imported on first use: pytest starts as fast without it
+    from te_doctor.runtime.enable import SelectedPath
+    from te_doctor.runtime.selection import Decision
 
 MARK = "te_doctor"
 MARK_HELP = (
@@ -45,6 +49,8 @@ class SessionDecision:
 
     def why_not(self, require: str | None) -> str:
         """The skip reason when no path of ``require`` runs here, else ""."""
+        from te_doctor.runtime.selection import NoViablePathError
+
         try:
             self.select(require)
         except NoViablePathError as exc:
@@ -57,10 +63,10 @@ class SessionDecision:
         if self.decision is not None and self.decision.from_cache:
             how.append("from its cache")
         prefix = f"te-doctor ({', '.join(how)})" if how else "te-doctor"
-        try:
-            best = self.select(self.default_require)
-        except NoViablePathError as exc:
-            return f"{prefix}: {skip_reason(exc.require, exc.skipped).removeprefix('te-doctor: ')}"
+        why = self.why_not(self.default_require)
+        if why:
+            return f"{prefix}: {why.removeprefix('te-doctor: ')}"
+        best = self.select(self.default_require)
         family = f"{self.default_require} " if self.default_require else ""
         return f"{prefix}: best {family}path here: {best.id} ({best.verification})"
 
@@ -114,10 +120,10 @@ def te_path(request: pytest.FixtureRequest) -> SelectedPath:
     """The execution path te-doctor chooses here (``te_doctor.select_path()``'s object), of the
     ``--te-doctor-require`` family when given; tests using it skip where none runs."""
     decision = request.config.stash[STASH]
-    try:
-        return decision.select(decision.default_require)
-    except NoViablePathError as exc:
-        pytest.skip(skip_reason(exc.require, exc.skipped))
+    why = decision.why_not(decision.default_require)
+    if why:
+        pytest.skip(why)
+    return decision.select(decision.default_require)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -14,8 +15,8 @@ def skip_reason(require: str | None, skipped: Sequence[tuple[str, str]]) -> str:
     what = require or "no execution path"
     verb = "does not run here" if require else "runs here"
     by_reason: dict[str, list[str]] = {}
-    for path_id, why in skipped:
-        by_reason.setdefault(why.strip().rstrip("."), []).append(path_id)
+    for path_id, why in skipped:  # "a.; b." (reasons joined by choose) -> "a; b"
+        by_reason.setdefault(re.sub(r"\.(?=;|$)", "", why.strip()), []).append(path_id)
     causes = "; ".join(
         why if ids == [require] else f"{why} ({', '.join(ids)})" for why, ids in by_reason.items()
     )
