@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "bench": BASE | {"probes", "smoke", "engine", "check"},
     "runtime": BASE | {"probes", "smoke", "engine", "check"},
     "render": BASE | {"engine", "check", "plan", "triage", "fleet", "bench"},
+    "pytest_plugin": BASE | {"runtime"},
     "cli": BASE
     | {"probes", "smoke", "engine", "check", "plan", "triage", "fleet", "bench", "render"},
 }

@@ -7,10 +7,11 @@ the CLI turns ``gate.passed`` into the exit code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from te_doctor.engine.evaluate import Finding, Outcome, evaluate
 from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.frameworks import FrameworkAdvice
 from te_doctor.engine.paths import ExecutionPath, path_names
 from te_doctor.engine.recommend import PathVerdict, Recommendation, recommend
 from te_doctor.engine.rule_model import Rule, Severity
@@ -79,6 +80,9 @@ class Report:
     probe_errors: tuple[ProbeStatus, ...]
     #: The last ``te-doctor bench`` result for this machine, when one was saved.
     measured: BenchCitation | None = None
+    #: ``check --for``: each framework's settings for the recommended path (optional in the
+    #: schema: reports without it stay valid).
+    frameworks: tuple[FrameworkAdvice, ...] = field(default=(), metadata={"optional": True})
 
     def fired(self) -> tuple[Finding, ...]:
         """Findings whose rule fired, worst first."""

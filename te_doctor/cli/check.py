@@ -9,9 +9,19 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.cli.options import (
+    complete_path_names,
+    complete_rule_ids,
+    format_option,
+    output_option,
+    python_option,
+    snapshot_option,
+)
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
+
+#: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
+FRAMEWORKS = ("megatron", "nemo", "accelerate", "lightning", "hf")
 
 RULES_DIR = click.option(
     "--rules-dir",
@@ -39,6 +49,7 @@ RULES_DIR = click.option(
     "--require",
     multiple=True,
     metavar="PATH",
+    shell_complete=complete_path_names,
     help="Exit 1 unless this execution path (or family: fp8, te-fp8, bf16, ...) is viable.",
 )
 @click.option("--ignore", multiple=True, metavar="RULE", help="Skip a rule, by id or name.")
@@ -76,6 +87,14 @@ RULES_DIR = click.option(
     help="Colour in text output.",
 )
 @RULES_DIR
+@click.option(
+    "--for",
+    "frameworks",
+    multiple=True,
+    type=click.Choice(FRAMEWORKS),
+    help="Also show the recommended path's settings for this framework (repeatable), "
+    "after the snippet and in the JSON report.",
+)
 def check(
     snapshot_file: Path | None,
     python: str | None,
@@ -91,17 +110,23 @@ def check(
     smoke_timeout: float,
     color: str,
     rules_dirs: tuple[Path, ...],
+    frameworks: tuple[str, ...],
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
     from te_doctor.bench.citation import cite
     from te_doctor.check.pipeline import run_check, take_snapshot
     from te_doctor.check.report import GateOptions
+    from te_doctor.engine.frameworks import framework_advice
     from te_doctor.render import CHECK_RENDERERS, CheckFormat
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
     report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
-    report = dataclasses.replace(report, measured=cite(snapshot, report.recommendation.path))
+    report = dataclasses.replace(
+        report,
+        measured=cite(snapshot, report.recommendation.path),
+        frameworks=framework_advice(frameworks, report.recommendation),
+    )
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
         color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
@@ -127,7 +152,7 @@ def list_rules(output_format: str, rules_dirs: tuple[Path, ...]) -> None:
 
 
 @click.command()
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=complete_rule_ids)
 @RULES_DIR
 def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
     """Explain one rule in full (by id, e.g. TED102, or name)."""

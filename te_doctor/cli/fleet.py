@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from te_doctor.cli.check import RULES_DIR, write
-from te_doctor.cli.options import Decorator, format_option, output_option
+from te_doctor.cli.options import Decorator, complete_path_names, format_option, output_option
 from te_doctor.errors import ExitCode, TeDoctorError
 
 FLEET_HELP = """\b
@@ -36,7 +36,12 @@ class FleetGroup(click.Group):
 def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The aggregation's output and gate options, shared by ``aggregate`` and ``run``."""
     decorators: list[Decorator] = [
-        format_option("json", "markdown"),
+        format_option(
+            "json",
+            "markdown",
+            "prometheus",
+            help="prometheus: gauges for node-exporter's textfile collector.",
+        ),
         output_option("the fleet summary"),
         click.option(
             "--fail-on",
@@ -49,6 +54,7 @@ def gate_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--require",
             multiple=True,
             metavar="PATH",
+            shell_complete=complete_path_names,
             help="A node fails unless this execution path (or family) is viable on it.",
         ),
         click.option("--ignore", multiple=True, metavar="RULE", help="Skip a rule (id or name)."),

@@ -7,8 +7,33 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def complete_path_names(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion for ``--require``: execution path ids and families."""
+    from te_doctor.engine.paths import load_paths, path_names
+
+    names = sorted(path_names(load_paths()))
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+def complete_rule_ids(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion for a rule: its id (TED101) or name, with the name as help."""
+    from te_doctor.engine.rules import load_rules
+
+    return [
+        CompletionItem(value, help=rule.name if value == rule.id else rule.id)
+        for rule in load_rules()
+        for value in (rule.id, rule.name)
+        if value.startswith(incomplete)
+    ]
 
 
 def output_option(what: str) -> Decorator:

@@ -8,10 +8,11 @@ Each file becomes an ``Entry`` (a node report, a bare snapshot or a check report
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,8 @@ class CheckResult:
     passed: bool
     recommended: str
     fired: tuple[str, ...]
+    fp8_viable: bool = False
+    severities: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,10 +205,15 @@ def _snapshot(file: Path, data: Mapping[str, Any]) -> Entry:
 
 
 def _check_report(file: Path, data: Mapping[str, Any]) -> Entry:
+    fired = [f for f in data["findings"] if f["outcome"] == "fired"]
     check = CheckResult(
         passed=bool(data["gate"]["passed"]),
         recommended=str(data["recommendation"]["path"]),
-        fired=tuple(str(f["rule_id"]) for f in data["findings"] if f["outcome"] == "fired"),
+        fired=tuple(str(f["rule_id"]) for f in fired),
+        fp8_viable=any(
+            v["viable"] and "fp8" in v["families"] for v in data["recommendation"]["ranking"]
+        ),
+        severities=dict(Counter(str(f["severity"]) for f in fired)),
     )
     return Entry(
         file=str(file),

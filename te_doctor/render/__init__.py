@@ -12,6 +12,7 @@ from te_doctor.render.check_formats import (
     render_check_markdown,
 )
 from te_doctor.render.check_text import render_check_text
+from te_doctor.render.framework_settings import framework_markdown, framework_text
 from te_doctor.render.style import Style
 from te_doctor.render.text import render_snapshot_text
 from te_doctor.snapshot.file import dumps
@@ -38,9 +39,21 @@ SNAPSHOT_RENDERERS: dict[OutputFormat, Callable[[Snapshot], str]] = {
     OutputFormat.TEXT: render_snapshot_text,
     OutputFormat.JSON: dumps,
 }
-CHECK_RENDERERS: dict[CheckFormat, Callable[[Report, Style], str]] = {
-    CheckFormat.TEXT: render_check_text,
+CheckRenderer = Callable[[Report, Style], str]
+
+
+def _then(first: CheckRenderer, second: CheckRenderer) -> CheckRenderer:
+    """``first``'s text followed by ``second``'s (``check --for`` settings after the snippet)."""
+
+    def render(report: Report, style: Style) -> str:
+        return first(report, style) + second(report, style)
+
+    return render
+
+
+CHECK_RENDERERS: dict[CheckFormat, CheckRenderer] = {
+    CheckFormat.TEXT: _then(render_check_text, framework_text),
     CheckFormat.JSON: render_check_json,
-    CheckFormat.MARKDOWN: render_check_markdown,
+    CheckFormat.MARKDOWN: _then(render_check_markdown, framework_markdown),
     CheckFormat.JUNIT: render_check_junit,
 }

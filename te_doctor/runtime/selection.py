@@ -39,7 +39,24 @@ class UnknownPathError(TeDoctorError):
 
 
 class NoViablePathError(TeDoctorError):
-    """No execution path (of the required family) is viable and enable-able here."""
+    """No execution path (of the required family) is viable and enable-able here.
+
+    ``skipped`` holds ``(path id, why)`` for every path of the family, best first.
+    """
+
+    def __init__(self, message: str, require: str | None, skipped: Sequence[tuple[str, str]]):
+        super().__init__(message)
+        self.require = require
+        self.skipped = tuple(skipped)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """Every path's verdict on this machine, as ``select_path`` decides once and caches it."""
+
+    verdicts: tuple[PathVerdict, ...]
+    paths: tuple[ExecutionPath, ...]
+    from_cache: bool
 
 
 def choose(
@@ -53,7 +70,7 @@ def choose(
     """The first viable, enable-able path (of ``require``'s family); raises ``TeDoctorError``."""
     wanted = set(_required(require, paths))
     devices = {p.id: p.device for p in paths}
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for verdict in verdicts:
         if verdict.id not in wanted:
             continue
@@ -66,14 +83,16 @@ def choose(
                     title=verdict.title,
                     verification=verdict.verification,
                     evidence=verdict.evidence,
-                    reasons_skipped=tuple(skipped),
+                    reasons_skipped=tuple(f"{i}: {w}" for i, w in skipped),
                     device=devices.get(verdict.id, "cuda"),
                     from_cache=from_cache,
                 )
-        skipped.append(f"{verdict.id}: {why}")
+        skipped.append((verdict.id, why))
     raise NoViablePathError(
         f"{'require=' + repr(require) if require else 'te-doctor'}: no viable execution path "
-        f"here: {_grouped(skipped)}"
+        f"here: {_grouped(skipped)}",
+        require,
+        skipped,
     )
 
 
@@ -88,11 +107,10 @@ def _required(require: str | None, paths: Sequence[ExecutionPath]) -> tuple[str,
     return candidates(paths, (require,))
 
 
-def _grouped(skipped: Sequence[str]) -> str:
+def _grouped(skipped: Sequence[tuple[str, str]]) -> str:
     """``"a, b: why; c: other"``: paths ruled out for the same reason share it."""
     by_reason: dict[str, list[str]] = {}
-    for entry in skipped:
-        path_id, _, why = entry.partition(": ")
+    for path_id, why in skipped:
         by_reason.setdefault(why, []).append(path_id)
     return "; ".join(f"{', '.join(ids)}: {why}" for why, ids in by_reason.items())
 
@@ -137,11 +155,30 @@ def select_path(
     child process, at most ``timeout_s``) so the choice is "verified", not just "predicted".
     ``cache=False`` neither reads nor writes the cache.
     """
+    _required(require, load_paths())  # an unknown name fails before any probing
+    decision = decide(smoke=smoke, cache=cache, cache_dir=cache_dir, timeout_s=timeout_s)
+    return choose(
+        decision.verdicts, decision.paths, require=require, from_cache=decision.from_cache
+    )
+
+
+def check_require(require: str) -> None:
+    """Raise ``UnknownPathError`` unless ``require`` names a path or a family."""
+    _required(require, load_paths())
+
+
+def decide(
+    *,
+    smoke: bool = True,
+    cache: bool = True,
+    cache_dir: Path | str | None = None,
+    timeout_s: float = 30.0,
+) -> Decision:
+    """Every path's verdict here (``select_path`` without the choice), decided once and cached."""
     from te_doctor.check.pipeline import run_check, take_snapshot
     from te_doctor.smoke.runner import run_smoke
 
     paths = load_paths()
-    _required(require, paths)  # an unknown name fails before any probing
     probed = take_snapshot(None, None, smoke=False)
     facts = key_facts(probed, smoke=smoke)
     key = cache_key(facts)
@@ -149,7 +186,7 @@ def select_path(
     with locked(file) if cache else contextlib.nullcontext():
         verdicts = read_cache(file, key) if cache else None
         if verdicts is not None and {v.id for v in verdicts} == {p.id for p in paths}:
-            return choose(verdicts, paths, require=require, from_cache=True)
+            return Decision(verdicts, paths, from_cache=True)
         snapshot = probed
         if smoke:  # the probe already ran: only the smoke test is still missing
             python = probed.host.python_executable.value or ""
@@ -157,4 +194,4 @@ def select_path(
         verdicts = explained_verdicts(run_check(snapshot, GateOptions()), snapshot.smoke)
         if cache and (not smoke or snapshot.smoke.outcome.value in SETTLED_OUTCOMES):
             write_cache(file, key, facts, verdicts)
-    return choose(verdicts, paths, require=require)
+    return Decision(verdicts, paths, from_cache=False)

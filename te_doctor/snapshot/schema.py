@@ -100,11 +100,13 @@ def _fact_variant(key: str, value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record_schema(cls: Any, definitions: dict[str, Any]) -> dict[str, Any]:
+    """Every field is required but those added later with ``metadata={"optional": True}``."""
     types = field_types(cls)
+    optional = {f.name for f in dataclasses.fields(cls) if f.metadata.get("optional")}
     return {
         "type": "object",
         "description": (cls.__doc__ or "").strip(),
         "properties": {name: _type_schema(tp, definitions) for name, tp in types.items()},
-        "required": list(types),
+        "required": [name for name in types if name not in optional],
         "additionalProperties": False,
     }
