@@ -50,14 +50,14 @@ def test_a_hanging_child_is_killed_and_what_it_finished_is_kept() -> None:
 
 def test_a_crash_is_named_with_the_component_it_hit() -> None:
     run = stand_in("segfault")
-    assert run.status == "crashed" and run.reason == "killed by SIGSEGV"
+    assert run.status == "crashed" and run.reason == "killed by SIGSEGV (segmentation fault)"
     assert statuses(run) == [("gemms", "ok"), ("mlp", "crashed"), ("layer", "crashed")]
-    assert run.components[1].reason == "killed by SIGSEGV while running mlp"
+    assert run.components[1].reason == "killed by SIGSEGV (segmentation fault) while running mlp"
 
 
 def test_junk_instead_of_a_result_is_a_crash_not_an_exception() -> None:
     run = stand_in("junk")
-    assert run.status == "crashed" and run.reason == "exited with code 0"
+    assert run.status == "crashed" and run.reason == "exit 0 without a finished result"
     assert {c.status for c in run.components} == {"crashed"}
 
 

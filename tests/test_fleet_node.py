@@ -76,7 +76,7 @@ def test_a_failing_or_silent_probe_is_reported_as_failed(tmp_path: Path) -> None
     report = only_report(tmp_path)
     assert report["status"] == "failed"
     assert report["detail"] == (
-        "the probe exited with code 1: nvidia-smi: NVML: driver/library version mismatch"
+        "the probe ended (exit 1): nvidia-smi: NVML: driver/library version mismatch"
     )
     for file in tmp_path.glob("*.json"):
         file.unlink()

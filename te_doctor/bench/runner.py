@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -15,6 +14,7 @@ from te_doctor.bench.record import BenchSettings, ComponentRun, PathRun
 from te_doctor.bench.workload import COMPONENTS, Workload, step_flops
 from te_doctor.files import read_json_object
 from te_doctor.probes.context import run_command
+from te_doctor.probes.exits import exit_in_words
 
 CHILD = Path(__file__).parent / "child" / "te_doctor_bench_child.py"
 #: Seconds a child may spend outside the timed components (imports, setup, references).
@@ -110,14 +110,7 @@ def run_path(
 def _crash(returncode: int, stderr: str, python: str) -> str:
     if returncode in (126, 127):
         return f"cannot start {python}: {stderr.strip()}"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        how = f"killed by {name}"
-    else:
-        how = f"exited with code {returncode}"
+    how = exit_in_words(returncode) + (" without a finished result" if returncode == 0 else "")
     tail = stderr.strip().splitlines()[-1:] if stderr.strip() else []
     return how + (f": {tail[0][:STDERR_TAIL]}" if tail else "")
 

@@ -212,6 +212,7 @@ def run(
 ) -> None:
     """Run `fleet node` on every node through Slurm, wait, and aggregate the reports."""
     from te_doctor.fleet.launch import Sweep, launch
+    from te_doctor.probes.exits import exit_in_words
 
     if (nodes is None) == (ntasks is None):
         raise TeDoctorError("fleet run: give exactly one of --nodes N or --ntasks N")
@@ -256,7 +257,8 @@ def run(
         )
     elif result.returncode != 0:
         tail = (result.stderr.strip().splitlines() or [""])[-1]
-        click.echo(f"te-doctor: {launcher} exited with {result.returncode}: {tail}", err=True)
+        ended = exit_in_words(result.returncode)
+        click.echo(f"te-doctor: {launcher} ended ({ended}): {tail}", err=True)
     click.echo(f"te-doctor: sweep finished in {took:.1f} s", err=True)
     _aggregate_and_exit((sweep.directory,), **options)
 

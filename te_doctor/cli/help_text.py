@@ -8,5 +8,5 @@ Exit codes:
   1  check: the gate failed; plan: a blocker remains; bench: nothing measured
   2  bad input: a flag, rule file or snapshot
   3  internal error (a te-doctor bug: please report it)
-  130 interrupted
+  130 interrupted (Ctrl-C or SIGTERM)
 """

@@ -7,7 +7,10 @@ module (and everything it needs) is imported when that command is invoked.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Mapping, Sequence
 
@@ -104,6 +107,8 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of raising ``SystemExit``."""
+    _survive_closed_streams()
+    _terminate_like_interrupt()
     try:
         code = cli.main(
             args=list(argv) if argv is not None else None,
@@ -115,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return ExitCode.USAGE
-    except (click.Abort, KeyboardInterrupt):
-        click.echo("te-doctor: interrupted", err=True)
+    except (click.Abort, KeyboardInterrupt) as exc:
+        how = f" ({exc})" if str(exc) else ""
+        click.echo(f"te-doctor: interrupted{how}", err=True)
         return ExitCode.INTERRUPTED
     except TeDoctorError as exc:
         click.echo(f"te-doctor: error: {exc}", err=True)
@@ -130,3 +136,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return ExitCode.INTERNAL
     return code if isinstance(code, int) else ExitCode.OK
+
+
+def _survive_closed_streams() -> None:
+    """Started with stdout or stderr closed (``>&-``): write what would go there to /dev/null,
+    so ``-o FILE`` still works and the exit code still tells the result."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+
+
+def _terminate_like_interrupt() -> None:
+    """SIGTERM (a batch system's cancel, ``kill``) ends te-doctor like Ctrl-C: children are
+    stopped, a fleet sweep's job is cancelled, exit 130. Only the main thread may set it."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(number: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(number).name)
+
+    signal.signal(signal.SIGTERM, interrupt)

@@ -75,9 +75,19 @@ def write_manifest(sweep: Sweep) -> Path:
 
 
 def launch(sweep: Sweep, node_argv: Sequence[str], deadline_s: float) -> CommandResult:
-    """Run the sweep; past ``deadline_s`` the job is cancelled (``scancel --name``)."""
+    """Run the sweep; past ``deadline_s``, or when te-doctor is interrupted (Ctrl-C, SIGTERM),
+    the job is cancelled (``scancel --name``): killing srun or sbatch alone leaves it queued."""
     write_manifest(sweep)
-    result = run_command(scheduler_argv(sweep, node_argv), timeout=deadline_s)
+    try:
+        result = run_command(scheduler_argv(sweep, node_argv), timeout=deadline_s)
+    except KeyboardInterrupt:
+        cancel(sweep)
+        raise
     if result.timed_out:
-        run_command(["scancel", f"--name={sweep.job_name}"], timeout=30)
+        cancel(sweep)
     return result
+
+
+def cancel(sweep: Sweep) -> CommandResult:
+    """Cancel every job of the sweep by its unique name."""
+    return run_command(["scancel", f"--name={sweep.job_name}"], timeout=30)

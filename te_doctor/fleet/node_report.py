@@ -21,6 +21,7 @@ from typing import Any
 from te_doctor import __version__
 from te_doctor.files import write_atomically
 from te_doctor.probes.context import run_command
+from te_doctor.probes.exits import exit_in_words
 
 NODE_REPORT_SCHEMA = "te-doctor/node-report/v1"
 #: Where the node name, job id and task id come from, first match wins.
@@ -80,7 +81,8 @@ def collect(
         status, detail = "timed-out", f"the probe did not finish within {timeout_s:g} s"
     elif result.returncode != 0:
         tail = result.stderr.strip().splitlines()[-1:] or [""]
-        status, detail = "failed", f"the probe exited with code {result.returncode}: {tail[0]}"
+        ended = exit_in_words(result.returncode)
+        status, detail = "failed", f"the probe ended ({ended}): {tail[0]}"
     else:
         try:
             snapshot = json.loads(result.stdout)

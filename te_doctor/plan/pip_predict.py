@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 
 from te_doctor.probes.context import run_command
+from te_doctor.probes.exits import exit_in_words
 
 PIP_TIMEOUT_S = 60.0
 _OFFLINE = (
@@ -61,7 +62,7 @@ def predict(
         text = result.stderr.strip() or result.stdout.strip()
         if any(marker in text for marker in _OFFLINE):
             return PipPrediction(False, (), "no package index is reachable")
-        last = text.splitlines()[-1] if text else f"exit {result.returncode}"
+        last = text.splitlines()[-1] if text else exit_in_words(result.returncode)
         return PipPrediction(True, (), f"pip cannot resolve it: {last[:300]}")
     try:
         report = json.loads(result.stdout)

@@ -6,14 +6,18 @@ filesystem root, fake command results, fake distributions and a fake NVML module
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from te_doctor.probes.exits import exit_in_words
 
 T = TypeVar("T")
 
@@ -21,6 +25,9 @@ T = TypeVar("T")
 NOT_FOUND = 127
 NOT_EXECUTABLE = 126
 TIMED_OUT = 124
+#: Commands started by ``run_command`` that have not ended yet (any thread).
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +54,10 @@ class CommandResult:
         if self.returncode == TIMED_OUT:
             return f"{tool}: did not answer ({self.stderr.strip()})"
         if self.returncode == NOT_EXECUTABLE:
-            return f"{tool}: cannot be executed ({self.stderr.strip()})"
+            return f"{tool}: not executable ({self.stderr.strip()})"
         first = (self.stderr.strip() or self.stdout.strip()).splitlines()[:1]
-        return f"{tool}: exit {self.returncode}" + (f": {first[0][:200]}" if first else "")
+        ended = exit_in_words(self.returncode)
+        return f"{tool}: {ended}" + (f": {first[0][:200]}" if first else "")
 
 
 class Runner(Protocol):
@@ -144,6 +152,15 @@ class ProbeContext:
         except ValueError:
             return str(resolved)
 
+    def directory_problem(self, machine_path: str) -> str:
+        """Why a directory cannot be searched (``No such file or directory``, ``Permission
+        denied``, ``Too many levels of symbolic links``, ...), or "" when it can."""
+        try:
+            with os.scandir(self.path(machine_path)):
+                return ""
+        except OSError as exc:
+            return exc.strerror or type(exc).__name__
+
     def which(self, name: str) -> str | None:
         """The machine path of an executable on ``PATH``, or None."""
         for directory in self.env.get("PATH", "").split(os.pathsep):
@@ -177,6 +194,8 @@ def run_command(
     except OSError as exc:
         return CommandResult(args, NOT_EXECUTABLE, "", str(exc))
     started = time.monotonic()
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -185,6 +204,12 @@ def run_command(
         return CommandResult(
             args, TIMED_OUT, "", f"no answer after {waited:.1f} s, killed", timed_out=True
         )
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): never leave the child running
+        _kill_group(proc)
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
     return CommandResult(
         args,
         proc.returncode,
@@ -193,11 +218,30 @@ def run_command(
     )
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def stop_running_commands() -> None:
+    """Kill every command still running, those of other threads (the smoke test) included.
+
+    Each runs in a session of its own, so Ctrl-C at a terminal never reaches it; without this
+    an interrupted te-doctor would leave a hanging child behind. Runs at interpreter exit.
+    """
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _signal_group(proc)  # its own thread reaps it: two threads never read one pipe
+
+
+atexit.register(stop_running_commands)
+
+
+def _signal_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
         proc.kill()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    _signal_group(proc)
     try:
         proc.communicate(timeout=1.0)
     except subprocess.TimeoutExpired:

@@ -16,10 +16,10 @@ even a child killed by a signal or a timeout leaves the stage it died in. The fo
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Mapping
 from typing import Any
 
+from te_doctor.probes.exits import exit_in_words
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
 from te_doctor.snapshot.smoke_model import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
 
@@ -45,18 +45,16 @@ def from_child(
     data = data if isinstance(data, Mapping) and data.get("format") == RESULT_FORMAT else None
     stage = str(data.get("stage", "")) if data else ""
     error = data.get("error") if data else None
-    tail = stderr[-STDERR_TAIL:].strip()
+    tail = _head_and_tail(stderr.strip())
     where = f" during {stage}" if stage else ""
     if returncode is None:
         outcome, text = "timeout", f"the smoke test did not finish within {timeout_s:g} s{where}"
     elif returncode < 0:
-        name = _signal_name(-returncode)
-        hint = " (the kernel's out-of-memory killer sends SIGKILL)" if name == "SIGKILL" else ""
-        outcome, text = "signal", f"the smoke child was killed by {name}{where}{hint}"
+        outcome, text = "signal", f"the smoke child was {exit_in_words(returncode)}{where}"
         text += f"\n{tail}" if tail else ""
     elif data is None:
         outcome = "crashed"
-        text = f"the smoke child exited {returncode} without a readable result" + (
+        text = f"the smoke child ended ({exit_in_words(returncode)}) without a readable result" + (
             f":\n{tail}" if tail else ""
         )
     elif isinstance(error, Mapping):
@@ -67,7 +65,8 @@ def from_child(
     elif not data.get("finished") or returncode != 0:
         outcome, text = (
             "crashed",
-            f"the smoke child stopped{where} (exit {returncode})" + (f":\n{tail}" if tail else ""),
+            f"the smoke child stopped{where} ({exit_in_words(returncode)})"
+            + (f":\n{tail}" if tail else ""),
         )
     else:
         outcome, text = "ok", ""
@@ -111,11 +110,13 @@ def from_child(
     )
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+def _head_and_tail(text: str) -> str:
+    """At most ``STDERR_TAIL`` characters: the end, where the fatal error is, and the start,
+    where a loader prints ``undefined symbol`` before pages of other output."""
+    if len(text) <= STDERR_TAIL:
+        return text
+    head = text[: STDERR_TAIL // 4].rsplit("\n", 1)[0]
+    return f"{head}\n[...]\n{text[-(STDERR_TAIL * 3 // 4) :]}"
 
 
 def _list(data: Mapping[str, Any] | None, key: str) -> list[Mapping[str, Any]]:

@@ -61,6 +61,7 @@ cuDNN, cuBLAS(Lt), cudart, NCCL, NVRTC, cuRAND and libtransformer_engine the pro
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 import traceback
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="te-doctor smoke test (run by te-doctor)")
     parser.add_argument("--out", required=True, help="where to write the JSON result")
     args = parser.parse_args(argv)
+    faulthandler.enable()  # a segfault in torch or TE prints the Python stack it happened in
     result = Result(args.out)
     state = State(fault=os.environ.get(FAULT_ENV, "") == WRONG_SCALE)
     completed = False
