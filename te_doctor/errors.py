@@ -26,3 +26,14 @@ class TeDoctorError(Exception):
 
 class SnapshotError(TeDoctorError):
     """A snapshot file that is malformed, truncated or from a newer schema."""
+
+
+class InterpreterError(TeDoctorError):
+    """``--python PATH`` cannot be run, or is no Python te-doctor can diagnose.
+
+    ``output`` is what it printed, for the error signatures to name the cause.
+    """
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(message)
+        self.output = output

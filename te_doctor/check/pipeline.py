@@ -13,7 +13,7 @@ from te_doctor.engine.flatten import flatten
 from te_doctor.engine.paths import ExecutionPath, load_paths
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
-from te_doctor.errors import TeDoctorError
+from te_doctor.errors import InterpreterError, TeDoctorError
 from te_doctor.snapshot.absent import not_run
 from te_doctor.snapshot.model import SmokeFacts, Snapshot
 
@@ -44,12 +44,30 @@ def take_snapshot(
     from te_doctor.probes import collect_snapshot
     from te_doctor.probes.real import real_context
 
-    context = real_context(python)
+    try:
+        context = real_context(python)
+    except InterpreterError as exc:
+        raise TeDoctorError(_with_cause(str(exc), exc.output)) from None
     if not smoke:
         return collect_snapshot(context)
     smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s)
     probed = collect_snapshot(context)  # while the smoke child imports torch
     return dataclasses.replace(probed, smoke=smoke_result())
+
+
+def _with_cause(message: str, output: str) -> str:
+    """``message``, and the error signatures that recognise ``output`` with their fix (the
+    same finding ``triage`` gives for that text): ``... ; TED784 libstdcxx-too-old: fix: ...``."""
+    from te_doctor.engine.error_causes import causes_of
+
+    causes = causes_of(output, load_rule_set()[0])
+    if not causes:
+        last = [line.strip() for line in output.splitlines() if line.strip()][-1:]
+        return message + (f" ({last[0][:300]})" if last and last[0] not in message else "")
+    cause, others = causes[0], ", ".join(f.rule_id for f in causes[1:])
+    fix = " ".join(cause.fix.split())
+    also = f" (also {others})" if others else ""
+    return f"{message}; {cause.rule_id} {cause.name}{also}: {cause.message} fix: {fix}"
 
 
 def _smoke_in_background(python: str, timeout_s: float) -> Callable[[], SmokeFacts]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from te_doctor.engine.conditions import Truth
+from te_doctor.engine.error_capture import error_facts
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.rule_model import Rule, Severity
 from te_doctor.snapshot.facts import FactState
@@ -57,12 +58,27 @@ class Finding:
         return self.outcome is Outcome.FIRED
 
 
+#: Error texts besides the smoke test's that the error signatures are tried on, in order:
+#: what NVML, /proc/driver/nvidia and nvidia-smi said.
+OTHER_ERROR_TEXTS = ("driver.evidence",)
+
+
 def evaluate(
     facts: FlatFacts, rules: Sequence[Rule], placeholder: str = "?"
 ) -> tuple[Finding, ...]:
     """One finding per rule (fired, undecided or passed), worst first; ``placeholder`` stands
-    for a fact without a value in the messages."""
-    findings = [evaluate_rule(facts, rule, placeholder) for rule in rules]
+    for a fact without a value in the messages.
+
+    Error signatures that do not fire on the smoke test's error text are tried on each of
+    ``OTHER_ERROR_TEXTS``: a tool's failure is recognised like a pasted or a smoke error.
+    """
+    findings = step_back([evaluate_rule(facts, rule, placeholder) for rule in rules], rules)
+    for path in OTHER_ERROR_TEXTS:
+        text = facts.get(path)
+        if text.known and text.value:
+            other = with_error_text(facts, text.value, text.source)
+            found = fired_on(other, rules, findings, placeholder)
+            findings = [found.get(f.rule_id, f) for f in findings]
     order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2}
     return tuple(sorted(findings, key=lambda f: (order[f.outcome], -f.severity.rank, f.rule_id)))
 
@@ -85,6 +101,60 @@ def evaluate_rule(facts: FlatFacts, rule: Rule, placeholder: str = "?") -> Findi
         blocks=rule.blocks,
         missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
     )
+
+
+def with_error_text(facts: FlatFacts, text: str, source: str) -> FlatFacts:
+    """``facts`` with ``text`` as the error the signatures read."""
+    values = {**facts.values, **error_facts(text, source)}
+    return FlatFacts(values, facts.gpus, facts.environment_complete)
+
+
+def fired_on(
+    facts: FlatFacts, rules: Sequence[Rule], findings: Sequence[Finding], placeholder: str = "?"
+) -> dict[str, Finding]:
+    """The error signatures among ``rules`` that had not fired in ``findings`` and fire on
+    ``facts`` (another error text), by rule id."""
+    done = {f.rule_id for f in findings if f.fired}
+    rest = [rule for rule in rules if rule.reads_error_text() and rule.id not in done]
+    fired = (evaluate_rule(facts, rule, placeholder) for rule in rest)
+    return {f.rule_id: f for f in fired if f.fired}
+
+
+def step_back(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """Generic failures step back for the error signatures that name their cause.
+
+    When an error signature of error severity fired (on the smoke child's error text: the
+    same rules and the same fix ``triage`` gives for that text pasted), a fired ``generic``
+    finding ("importing torch failed in the smoke test") drops to info and points at them, and
+    the execution paths it blocked are blocked by them instead: the cause leads, and no path
+    becomes viable because the generic finding stepped back.
+    """
+    generic = {rule.id for rule in rules if rule.generic}
+    signatures = {rule.id for rule in rules if rule.reads_error_text()}
+    causes = [
+        f.rule_id
+        for f in findings
+        if f.fired and f.rule_id in signatures and f.severity is Severity.ERROR
+    ]
+    stepping = {f.rule_id: f for f in findings if f.fired and f.rule_id in generic}
+    if not causes or not stepping:
+        return list(findings)
+    named = ", ".join(causes)
+    handed = tuple(dict.fromkeys(path for f in stepping.values() for path in f.blocks))
+    result = []
+    for finding in findings:
+        if finding.rule_id in stepping:
+            finding = replace(
+                finding,
+                severity=Severity.INFO,
+                message=f"{finding.message} (the cause: {named})",
+                fix=f"See {named}: the cause of this error, with its fix.",
+                blocks=(),
+            )
+        elif finding.rule_id in causes:
+            finding = replace(finding, blocks=tuple(dict.fromkeys((*finding.blocks, *handed))))
+        result.append(finding)
+    return result
 
 
 def interpolate(text: str, facts: FlatFacts, placeholder: str = "?") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from te_doctor.engine.derived import DERIVED
+from te_doctor.engine.error_capture import error_facts
 from te_doctor.engine.fact_paths import FACT_TYPES
 from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import Snapshot
@@ -12,11 +13,15 @@ from te_doctor.snapshot.model import Snapshot
 
 def smoke_facts(snapshot: Snapshot) -> dict[str, Fact[Any]]:
     smoke = snapshot.smoke
+    text = smoke.error_text
     values: dict[str, Fact[Any]] = {
         "smoke.outcome": smoke.outcome,
         "smoke.stage": smoke.stage,
-        "smoke.error_text": smoke.error_text,
-        "smoke.error_line": _last_line(smoke.error_text),
+        **(
+            error_facts(text.value, text.source, str(smoke.outcome.value or ""))
+            if text.value is not None
+            else {"smoke.error_text": text, "smoke.error_line": text}
+        ),
         "smoke.torch_cuda_available": smoke.torch_cuda_available,
         "smoke.torch_device_capability": smoke.torch_device_capability,
         "smoke.torch_cudnn_version": smoke.torch_cudnn_version,
@@ -48,10 +53,3 @@ def smoke_facts(snapshot: Snapshot) -> dict[str, Fact[Any]]:
         }
     )
     return values
-
-
-def _last_line(text: Fact[str]) -> Fact[str]:
-    if text.value is None:
-        return text
-    lines = [line.strip() for line in text.value.splitlines() if line.strip()]
-    return Fact.of(lines[-1][:300] if lines else "", DERIVED)

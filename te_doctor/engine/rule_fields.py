@@ -33,7 +33,7 @@ _REQUIRED = (
     "when",
     "examples",
 )
-_OPTIONAL = ("fix", "blocks", "docs", "status")
+_OPTIONAL = ("fix", "blocks", "docs", "status", "generic")
 _ID = re.compile(r"^[A-Z]{2,8}\d{3,4}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _INTERPOLATION = re.compile(r"\{([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)+)\}")
@@ -81,7 +81,10 @@ def parse_rule(data: Any, where: str, file: str, paths: frozenset[str] | None) -
             if spec_of(ref) is None:
                 raise RuleFileError(f"{where}: {field}: unknown fact '{{{ref}}}'")
     fires, clear = _examples(data["examples"], f"{where}: examples")
-    return Rule(
+    generic = data.get("generic", False)
+    if not isinstance(generic, bool):
+        raise RuleFileError(f"{where}: generic: expected true or false, got {generic!r}")
+    rule = Rule(
         id=text["id"],
         name=text["name"],
         severity=Severity(text["severity"]),
@@ -98,7 +101,11 @@ def parse_rule(data: Any, where: str, file: str, paths: frozenset[str] | None) -
         fires=fires,
         clear=clear,
         file=file,
+        generic=generic,
     )
+    if rule.generic and rule.reads_error_text():
+        raise RuleFileError(f"{where}: generic: an error signature cannot step back for itself")
+    return rule
 
 
 def parse_condition(data: Any, where: str) -> Condition:

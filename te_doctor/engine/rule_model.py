@@ -76,6 +76,13 @@ class Rule:
     fires: tuple[Example, ...]
     clear: tuple[Example, ...]
     file: str
+    #: A generic failure ("importing torch failed") that steps back when an error signature
+    #: names its cause (see ``engine/evaluate.py``).
+    generic: bool = False
+
+    def reads_error_text(self) -> bool:
+        """An error signature: the condition reads the error text (``smoke.error_*``)."""
+        return any(path.startswith("smoke.error") for path in self.facts_used())
 
     def facts_used(self) -> tuple[str, ...]:
         """Every fact path the condition reads, in order."""

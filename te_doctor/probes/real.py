@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from te_doctor.errors import TeDoctorError
+from te_doctor.errors import InterpreterError
 from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo, run_command
 from te_doctor.probes.distributions import scan_distributions
 
@@ -59,9 +59,15 @@ def other_interpreter(python: str) -> InterpreterInfo:
     """Ask another interpreter for its version and search path; a bad path is a usage error."""
     result = run_command([python, "-c", _ASK_INTERPRETER], timeout=INTERPRETER_TIMEOUT_S)
     if not result.ok:
-        raise TeDoctorError(f"--python {python}: cannot run it: {result.describe()}")
+        message = f"--python {python}: cannot run it: {result.describe()}"
+        raise InterpreterError(message, result.stderr + result.stdout)
     try:
         data: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+        if not str(data["version"]).startswith("3."):
+            raise InterpreterError(
+                f"--python {python}: is Python {data['version']}; PyTorch and Transformer "
+                "Engine need Python 3 (TE 2.x: 3.10 or newer): point it at a Python 3 interpreter"
+            )
         return InterpreterInfo(
             executable=str(data["executable"]),
             version=str(data["version"]),
@@ -71,7 +77,8 @@ def other_interpreter(python: str) -> InterpreterInfo:
             sys_path=tuple(str(p) for p in data["sys_path"]),
         )
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise TeDoctorError(f"--python {python}: unexpected answer ({exc})") from None
+        message = f"--python {python}: unexpected answer ({exc})"
+        raise InterpreterError(message, result.stderr + result.stdout) from None
 
 
 def _system_info() -> SystemInfo:

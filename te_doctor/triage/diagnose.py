@@ -16,7 +16,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from te_doctor.engine.derived import add_majors
-from te_doctor.engine.evaluate import Finding, MissingFact, Outcome, evaluate, evaluate_rule
+from te_doctor.engine.error_capture import error_facts
+from te_doctor.engine.error_causes import signatures
+from te_doctor.engine.evaluate import (
+    Finding,
+    MissingFact,
+    Outcome,
+    evaluate,
+    evaluate_rule,
+    fired_on,
+    with_error_text,
+)
 from te_doctor.engine.fact_paths import FACT_TYPES
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.rule_model import Rule
@@ -100,11 +110,7 @@ def pasted_facts(
         )
     add_majors(values)  # derived, as flatten() derives them for a live machine
     if error_text:
-        values["smoke.error_text"] = Fact.of(error_text, f"{SOURCE}: pasted error")
-        last = [line.strip() for line in error_text.splitlines() if line.strip()][-1:]
-        values["smoke.error_line"] = Fact.of(
-            last[0][:300] if last else "", f"{SOURCE}: pasted error"
-        )
+        values.update(error_facts(error_text, f"{SOURCE}: pasted error"))
     gpu = {path: fact for path, fact in values.items() if path.startswith("gpu.")}
     count = values.get("gpus.count")
     gpus: tuple[Mapping[str, Fact[Any]], ...] = (
@@ -126,10 +132,10 @@ def diagnose(
         facts,
         rules,
     )
-    signatures = [r for r in rules if any(p.startswith("smoke.error") for p in r.facts_used())]
-    in_prose = _fired_on_prose(facts, signatures, prose, findings)
+    matching = signatures(rules)
+    in_prose = _fired_on_prose(facts, matching, prose, findings)
     findings = tuple(in_prose.get(f.rule_id, f) for f in findings)
-    reads_error = {r.id for r in signatures}
+    reads_error = {r.id for r in matching}
     fired = [f for f in findings if f.outcome is Outcome.FIRED]
 
     def rank(finding: Finding) -> tuple[int, int, str]:
@@ -152,17 +158,15 @@ def diagnose(
 
 
 def _fired_on_prose(
-    facts: FlatFacts, signatures: Sequence[Rule], prose: str, findings: Sequence[Finding]
+    facts: FlatFacts, matching: Sequence[Rule], prose: str, findings: Sequence[Finding]
 ) -> dict[str, Finding]:
     """Signatures that did not fire on the error lines but do on the rest of the text."""
     if not prose.strip():
         return {}
-    done = {f.rule_id for f in findings if f.outcome is Outcome.FIRED}
-    rest = [rule for rule in signatures if rule.id not in done]
-    values = {**facts.values, "smoke.error_text": Fact.of(prose, f"{SOURCE}: pasted text")}
-    with_prose = FlatFacts(values, facts.gpus, facts.environment_complete)
-    found = _not_stated_is_not_evidence(evaluate(with_prose, rest, NOT_PASTED), with_prose, rest)
-    return {f.rule_id: f for f in found if f.outcome is Outcome.FIRED}
+    with_prose = with_error_text(facts, prose, f"{SOURCE}: pasted text")
+    found = fired_on(with_prose, matching, findings, NOT_PASTED)
+    kept = _not_stated_is_not_evidence(tuple(found.values()), with_prose, matching)
+    return {f.rule_id: f for f in kept if f.outcome is Outcome.FIRED}
 
 
 def _named_gpu_counts(
