@@ -16,6 +16,7 @@ from te_doctor.engine.paths import ExecutionPath, path_names
 from te_doctor.engine.recommend import PathVerdict, Recommendation, recommend
 from te_doctor.engine.rule_model import Rule, Severity
 from te_doctor.errors import TeDoctorError
+from te_doctor.snapshot.facts import FactState
 from te_doctor.snapshot.model import ProbeStatus, SmokeFacts, Snapshot
 
 REPORT_SCHEMA = "te-doctor/report/v2"
@@ -185,10 +186,14 @@ def _nothing_runs(
 def _machine(facts: FlatFacts, snapshot: Snapshot) -> Machine:
     def show(path: str, missing: str) -> str:
         fact = facts.get(path)
+        if fact.state is FactState.UNKNOWN:
+            return "unknown"  # a probe could not tell: never "no driver"
         return str(fact.value) if fact.known else missing
 
     names = [str(g["gpu.name"].value) for g in facts.gpus if g["gpu.name"].known]
-    gpus = ", ".join(f"{names.count(n)}x {n}" for n in dict.fromkeys(names)) or "no visible GPU"
+    gpus = ", ".join(f"{names.count(n)}x {n}" for n in dict.fromkeys(names)) or (
+        "GPUs unknown" if facts.get("gpus.count").state is FactState.UNKNOWN else "no visible GPU"
+    )
     return Machine(
         gpus=gpus,
         driver=show("driver.version", "no driver"),

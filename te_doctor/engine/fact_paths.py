@@ -72,7 +72,14 @@ FACT_TYPES: Mapping[str, FactSpec] = {
         STR, "the newest PyTorch CUDA wheel build this driver runs (cu130, cu128, ...)"
     ),
     "driver.kernel_module_version": FactSpec(VER, "version in /proc/driver/nvidia/version"),
-    "driver.nvml": FactSpec(STR, "NVML status: ok, or unknown with the error"),
+    "driver.nvml": FactSpec(
+        STR, "NVML status: ok; absent without a driver; unknown with the error otherwise"
+    ),
+    "driver.evidence": FactSpec(
+        TEXT,
+        "what NVML, /proc/driver/nvidia and nvidia-smi said, one line each; the error signatures "
+        "are tried on it too",
+    ),
     "driver.gpu_count": FactSpec(INT, "GPUs the driver sees"),
     "driver.visible_devices": FactSpec(STR, "CUDA_VISIBLE_DEVICES as set"),
     "driver.visible_gpu_count": FactSpec(INT, "GPUs left visible by CUDA_VISIBLE_DEVICES"),
@@ -131,6 +138,9 @@ FACT_TYPES: Mapping[str, FactSpec] = {
         VER, "libnvrtc TE's import opens (else the core's, else torch's, else the first found)"
     ),
     "cuda.cudart_copies": FactSpec(INT, "copies of libcudart found"),
+    "cuda.ld_library_path_unusable": FactSpec(
+        TEXT, "LD_LIBRARY_PATH directories the loader cannot search, each with why"
+    ),
     # cudnn
     "cudnn.version": FactSpec(
         VER,
@@ -151,6 +161,10 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "packages.duplicate_count": FactSpec(INT, "distributions installed more than once"),
     "packages.duplicates": FactSpec(TEXT, "the duplicated distributions, one per line"),
     "packages.conflicts": FactSpec(TEXT, "known-conflicting combinations, one per line"),
+    "packages.unreadable_count": FactSpec(
+        INT, "*.dist-info / *.egg-info on the path whose metadata cannot be read"
+    ),
+    "packages.unreadable": FactSpec(TEXT, "those metadata directories and why, one per line"),
     # torch
     "torch.version": FactSpec(VER, "torch version (from torch/version.py)"),
     "torch.cuda_version": FactSpec(VER, "CUDA torch was built for (absent: CPU build)"),

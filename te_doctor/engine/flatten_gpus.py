@@ -6,7 +6,7 @@ from typing import Any
 
 from te_doctor.engine.derived import DERIVED, cc_key, runs_on
 from te_doctor.engine.forward_compat import gpu_supports_forward_compat
-from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.facts import Fact, FactState
 from te_doctor.snapshot.model import GpuFacts, Snapshot
 
 GPU_PATHS = (
@@ -32,7 +32,12 @@ def gpu_aggregates(
         for path in ("gpus.distinct_names", "gpus.min_compute_capability"):
             values[path] = Fact(count.state, None, count.reason, count.source)
         return
-    values["gpus.distinct_names"] = Fact.of(len({g.name.get() for g in visible}), DERIVED)
+    names = {g.name.get() for g in visible if g.name.known}
+    if len(names) < 2 and any(g.name.state is FactState.UNKNOWN for g in visible):
+        # A GPU that did not answer (lost) is not another model: with one model named, unknown.
+        values["gpus.distinct_names"] = Fact.unknown("a GPU's name is unknown", DERIVED)
+    else:
+        values["gpus.distinct_names"] = Fact.of(len(names), DERIVED)
     ccs = [cc for g in visible if (cc := g.compute_capability.get()) is not None]
     if not visible:
         values["gpus.min_compute_capability"] = Fact.absent("no visible GPU", DERIVED)

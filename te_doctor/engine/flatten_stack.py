@@ -46,6 +46,11 @@ def driver_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     ):
         values[f"driver.{name}"] = getattr(driver, name)
     values["driver.torch_cuda_build"] = torch_cuda_build(driver.cuda_version)
+    values["driver.evidence"] = (
+        Fact.of("\n".join(driver.evidence), "nvidia")
+        if driver.evidence
+        else Fact.absent("the NVIDIA probe recorded no evidence", "nvidia")
+    )
 
 
 def package_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -61,9 +66,13 @@ def package_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
                 "packages.duplicate_count": failed,
                 "packages.duplicates": failed,
                 "packages.conflicts": failed,
+                "packages.unreadable_count": failed,
+                "packages.unreadable": failed,
             }
         )
         return
+    values["packages.unreadable_count"] = Fact.of(len(packages.unreadable), DERIVED)
+    values["packages.unreadable"] = Fact.of("\n".join(packages.unreadable), DERIVED)
     values["packages.duplicate_count"] = Fact.of(len(packages.duplicates), DERIVED)
     values["packages.duplicates"] = Fact.of("\n".join(packages.duplicates), DERIVED)
     values["packages.conflicts"] = Fact.of("\n".join(packages.conflicts), DERIVED)

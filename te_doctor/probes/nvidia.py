@@ -71,11 +71,7 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
                 if module_version
                 else Fact.absent(proc_line, PROC_SOURCE)
             ),
-            nvml=(
-                Fact.of("ok", NVML_SOURCE)
-                if reading.source == NVML_SOURCE and reading.gpus is not None
-                else Fact.unknown(evidence[0], NVML_SOURCE)
-            ),
+            nvml=_nvml_status(reading, version, evidence[0]),
             gpu_count=_count(reading, version, len(gpus)),
             visible_devices=(
                 Fact.of(spec, "nvidia:env CUDA_VISIBLE_DEVICES")
@@ -91,6 +87,15 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
     )
 
 
+def _nvml_status(reading: _Reading, version: Fact[Version], said: str) -> Fact[str]:
+    """ "ok"; absent with no driver at all; else unknown with what NVML said."""
+    if reading.source == NVML_SOURCE and reading.gpus is not None:
+        return Fact.of("ok", NVML_SOURCE)
+    if version.state is FactState.ABSENT:
+        return Fact.absent(said, NVML_SOURCE)
+    return Fact.unknown(said, NVML_SOURCE)
+
+
 def _count(reading: _Reading, version: Fact[Version], count: int) -> Fact[int]:
     if reading.gpus is not None:
         return Fact.of(count, reading.source)
@@ -103,6 +108,7 @@ def _read_driver(ctx: ProbeContext, evidence: list[str]) -> _Reading:
     nvml = read_nvml(ctx.load_nvml, NVML_TIMEOUT_S)
     if not nvml.error:
         evidence.append(f"NVML: driver {nvml.driver_version}, {len(nvml.gpus)} GPU(s)")
+        evidence.extend(f"GPU {g.index}: {g.name.reason}" for g in nvml.gpus if not g.name.known)
         return _Reading(
             Fact.of(Version(nvml.driver_version), NVML_SOURCE),
             Fact.of(Version(nvml.cuda_version), NVML_SOURCE),

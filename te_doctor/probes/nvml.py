@@ -21,7 +21,7 @@ _EXPLAINED = {
     "NVML_ERROR_LIBRARY_NOT_FOUND": "libnvidia-ml.so.1 not found: no NVIDIA driver installed here "
     "(or the container was started without GPU access)",
     "NVML_ERROR_DRIVER_NOT_LOADED": "the NVIDIA kernel driver is not loaded",
-    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "driver/library version mismatch: the driver was "
+    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "Driver/library version mismatch: the driver was "
     "updated without reloading the kernel module (reboot)",
     "NVML_ERROR_NO_PERMISSION": "no permission to access the GPU devices",
 }
@@ -71,7 +71,7 @@ def _read(load_nvml: Callable[[], Any]) -> NvmlReading:
         driver = _text(nvml.nvmlSystemGetDriverVersion())
         cuda = _cuda_version(nvml.nvmlSystemGetCudaDriverVersion())
         count = nvml.nvmlDeviceGetCount()
-        gpus = tuple(_read_gpu(nvml, i, nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(count))
+        gpus = tuple(_read_index(nvml, index) for index in range(count))
     except nvml.NVMLError as exc:
         return NvmlReading(error=_explain(nvml, exc))
     finally:
@@ -80,6 +80,17 @@ def _read(load_nvml: Callable[[], Any]) -> NvmlReading:
         except nvml.NVMLError:
             pass  # shutting down a half-working NVML changes nothing we report
     return NvmlReading(driver_version=driver, cuda_version=cuda, gpus=gpus)
+
+
+def _read_index(nvml: Any, index: int) -> GpuFacts:
+    """One GPU; a GPU NVML cannot reach (lost, fallen off the bus) is one whose every fact is
+    unknown for that reason, and the other GPUs are still read."""
+    try:
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    except nvml.NVMLError as exc:
+        gone: Fact[Any] = Fact.unknown(_explain(nvml, exc), SOURCE)
+        return GpuFacts(index, gone, gone, gone, gone, gone, gone, gone, gone, visible=True)
+    return _read_gpu(nvml, index, handle)
 
 
 def _read_gpu(nvml: Any, index: int, handle: Any) -> GpuFacts:
