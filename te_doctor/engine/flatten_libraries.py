@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from te_doctor.engine.derived import DERIVED
 from te_doctor.engine.forward_compat import forward_compat_cuda, gpu_supports_forward_compat
 from te_doctor.snapshot.facts import Fact
-from te_doctor.snapshot.model import GpuFacts, Snapshot
+from te_doctor.snapshot.model import UNUSABLE_ENTRY, GpuFacts, Snapshot
 
 
 def library_facts(snapshot: Snapshot, failed: Sequence[str]) -> dict[str, Fact[Any]]:
@@ -40,8 +40,20 @@ def library_facts(snapshot: Snapshot, failed: Sequence[str]) -> dict[str, Fact[A
         "torch.nvrtc_version": torch.nvrtc_version,
         "te.preloads_pip_cuda": snapshot.transformer_engine.preloads_pip_cuda,
     }
+    unusable = [
+        note[len(UNUSABLE_ENTRY) :]
+        for note in cuda.library_search_notes
+        if note.startswith(UNUSABLE_ENTRY)
+    ]
+    values["cuda.ld_library_path_unusable"] = (
+        Fact.of("; ".join(unusable), DERIVED)
+        if unusable
+        else Fact.absent(
+            "every LD_LIBRARY_PATH entry is a directory the loader can search", DERIVED
+        )
+    )
     if "cuda" in failed:
-        for path in ("cuda.toolkit_count", "cuda.cudart_copies"):
+        for path in ("cuda.toolkit_count", "cuda.cudart_copies", "cuda.ld_library_path_unusable"):
             values[path] = Fact.unknown("the cuda probe failed", "cuda")
     if "cudnn" in failed:
         for path in ("cudnn.copy_count", "cudnn.distinct_versions"):

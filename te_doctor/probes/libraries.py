@@ -16,7 +16,7 @@ from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.elf import ElfError, device_architectures
 from te_doctor.probes.packages_index import dist_version
 from te_doctor.snapshot.facts import Fact, Version
-from te_doctor.snapshot.model import LibraryCopy
+from te_doctor.snapshot.model import UNUSABLE_ENTRY, LibraryCopy
 
 SOURCE = "libraries"
 LDCONFIG_TIMEOUT_S = 3.0
@@ -88,8 +88,10 @@ def search_dirs(ctx: ProbeContext, notes: list[str]) -> list[SearchDir]:
     prefix = ctx.python.prefix.rstrip("/")
     if ctx.exists(prefix + "/conda-meta"):
         dirs.append(SearchDir(prefix + "/lib", "conda"))
-    entries = ctx.env.get("LD_LIBRARY_PATH", "").split(":")
-    dirs.extend(SearchDir(entry, "LD_LIBRARY_PATH") for entry in entries if entry)
+    entries = [entry for entry in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if entry]
+    dirs.extend(SearchDir(entry, "LD_LIBRARY_PATH") for entry in entries)
+    problems = ((entry, ctx.directory_problem(entry)) for entry in entries)
+    notes.extend(f"{UNUSABLE_ENTRY}{entry}: {why}" for entry, why in problems if why)
     for variable in ("CUDNN_HOME", "CUDNN_PATH", "NVRTC_HOME", "CURAND_HOME"):
         home = ctx.env.get(variable, "").rstrip("/")
         if home:  # TE's own loader searches these before the system (TE 2.20 common/__init__.py)

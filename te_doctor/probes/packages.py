@@ -7,6 +7,7 @@ distribution installed twice on the search path, and known-conflicting combinati
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -72,10 +73,10 @@ def probe_packages(ctx: ProbeContext) -> PackagesFacts:
     by_name: dict[str, list[InstalledDist]] = defaultdict(list)
     for dist in wanted:
         by_name[canonicalize_name(dist.name)].append(dist)
+    unreadable = [d for d in dists if d.error and is_interesting(_named(d))]
+    listed = [*map(_package, wanted), *map(_unreadable_package, unreadable)]
     return PackagesFacts(
-        installed=tuple(
-            _package(d) for d in sorted(wanted, key=lambda d: canonicalize_name(d.name))
-        ),
+        installed=tuple(sorted(listed, key=lambda p: p.name)),
         duplicates=tuple(
             f"{name}: " + ", ".join(f"{d.version} in {d.location}" for d in copies)
             for name, copies in sorted(by_name.items())
@@ -98,6 +99,26 @@ def _package(dist: InstalledDist) -> PackageFacts:
             if dist.installer
             else Fact.unknown("no INSTALLER file in the metadata", SOURCE)
         ),
+    )
+
+
+def _named(dist: InstalledDist) -> str:
+    """The distribution's name, from ``torch-2.5.1.dist-info`` when its metadata is unreadable."""
+    name = dist.name
+    if name.endswith((".dist-info", ".egg-info")):
+        name = name.rsplit(".", 1)[0].split("-", 1)[0]
+    return name
+
+
+def _unreadable_package(dist: InstalledDist) -> PackageFacts:
+    """Installed, version unknown: a corrupt METADATA is not "not installed"."""
+    unknown: Fact[Any] = Fact.unknown(f"{dist.location}/{dist.name}: {dist.error}", SOURCE)
+    return PackageFacts(
+        name=canonicalize_name(_named(dist)),
+        version=unknown,
+        location=dist.location,
+        install_kind="unreadable metadata",
+        installer=unknown,
     )
 
 

@@ -118,6 +118,11 @@ class ToolkitFacts:
     found_by: str
 
 
+#: How a ``library_search_notes`` line about an LD_LIBRARY_PATH directory the loader cannot
+#: search starts: ``LD_LIBRARY_PATH entry /opt/cuda-11/lib64: No such file or directory``.
+UNUSABLE_ENTRY = "LD_LIBRARY_PATH entry "
+
+
 @dataclass(**_FROZEN)
 class CudaFacts:
     """CUDA toolkit(s) for source builds, and the CUDA runtime libraries installed and in use.
