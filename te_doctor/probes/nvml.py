@@ -89,7 +89,9 @@ def _read_index(nvml: Any, index: int) -> GpuFacts:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
     except nvml.NVMLError as exc:
         gone: Fact[Any] = Fact.unknown(_explain(nvml, exc), SOURCE)
-        return GpuFacts(index, gone, gone, gone, gone, gone, gone, gone, gone, visible=True)
+        fields = ("name", "uuid", "compute_capability", "memory_total_mib", "mig_mode")
+        more = ("persistence_mode", "pci_bus_id", "serial")
+        return GpuFacts(index=index, visible=True, **dict.fromkeys((*fields, *more), gone))
     return _read_gpu(nvml, index, handle)
 
 
