@@ -50,13 +50,16 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
     """Find the driver and GPUs, falling back from NVML to /proc and nvidia-smi."""
     evidence: list[str] = []
     reading = _read_driver(ctx, evidence)
-    module_version, proc_line = read_proc_version(ctx)
+    module_version, proc_line, module_loaded = read_proc_version(ctx)
     evidence.append(proc_line)
     if not ctx.exists("/dev/nvidiactl"):
         evidence.append("/dev/nvidiactl: absent (no GPU device nodes)")
     version = reading.version
     if not version.known and module_version:
         version = Fact.of(Version(module_version), PROC_SOURCE)
+    elif version.state is FactState.ABSENT and module_loaded:
+        # The kernel module is there (its /proc file unreadable): a driver, not "no driver".
+        version = Fact.unknown("; ".join(evidence), PROC_SOURCE)
     elif version.state is FactState.ABSENT:
         version = Fact.absent("no NVIDIA driver: " + "; ".join(evidence), version.source)
     spec = ctx.env.get("CUDA_VISIBLE_DEVICES")
@@ -69,6 +72,8 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
             kernel_module_version=(
                 Fact.of(Version(module_version), PROC_SOURCE)
                 if module_version
+                else Fact.unknown(proc_line, PROC_SOURCE)
+                if module_loaded
                 else Fact.absent(proc_line, PROC_SOURCE)
             ),
             nvml=_nvml_status(reading, version, evidence[0]),

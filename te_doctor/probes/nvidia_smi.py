@@ -22,18 +22,21 @@ QUERY_FIELDS = (
 _NOT_AVAILABLE = {"[N/A]", "N/A", "[Not Supported]", "Not Supported", ""}
 
 
-def read_proc_version(ctx: ProbeContext) -> tuple[str, str]:
-    """(kernel module version, evidence line). The version is "" when the file is absent."""
+def read_proc_version(ctx: ProbeContext) -> tuple[str, str, bool]:
+    """(kernel module version, evidence line, whether the module is loaded). The version is ""
+    when the file is absent, unreadable or holds none; a module whose file cannot be read is
+    still loaded."""
     try:
         text = ctx.read_text("/proc/driver/nvidia/version")
     except FileNotFoundError:
-        return "", "/proc/driver/nvidia/version: absent (no NVIDIA kernel module loaded)"
+        return "", "/proc/driver/nvidia/version: absent (no NVIDIA kernel module loaded)", False
     except OSError as exc:
-        return "", f"/proc/driver/nvidia/version: unreadable ({exc.strerror or exc})"
+        return "", f"/proc/driver/nvidia/version: unreadable ({exc.strerror or exc})", True
     match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
     if not match:
-        return "", "/proc/driver/nvidia/version: present but no version in it"
-    return match.group(1), f"/proc/driver/nvidia/version: kernel module {match.group(1)}"
+        return "", "/proc/driver/nvidia/version: present but no version in it", True
+    version = match.group(1)
+    return version, f"/proc/driver/nvidia/version: kernel module {version}", True
 
 
 class SmiError(Exception):
