@@ -44,8 +44,8 @@ def _read_dist(meta_dir: Path, location: str) -> InstalledDist:
     name, version = headers.get("name", ""), headers.get("version", "")
     if not name or not version:
         missing = "Name" if not name else "Version"
-        return InstalledDist(
-            name or meta_dir.name, version, location, "", "", f"metadata has no {missing} field"
+        return InstalledDist(  # named by its directory, like any unreadable metadata
+            meta_dir.name, version, location, "", "", f"metadata has no {missing} field"
         )
     installer = _read_optional(meta_dir / "INSTALLER").strip()
     direct_url = _direct_url_kind(_read_optional(meta_dir / "direct_url.json"))
