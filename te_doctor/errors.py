@@ -37,3 +37,9 @@ class InterpreterError(TeDoctorError):
     def __init__(self, message: str, output: str = "") -> None:
         super().__init__(message)
         self.output = output
+
+
+class OutputClosedError(TeDoctorError):
+    """stdout's reader went away before the output was written (``te-doctor check | head``)."""
+
+    exit_code = ExitCode.FINDINGS

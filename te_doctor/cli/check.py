@@ -17,7 +17,7 @@ from te_doctor.cli.options import (
     python_option,
     snapshot_option,
 )
-from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
 from te_doctor.render.style import Style, can_encode
 
 #: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
@@ -176,10 +176,17 @@ def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
 def write(text: str, output: Path | None, *, color: bool = False) -> None:
     """Write to ``output`` (created only now, after success) or stdout."""
     if output is None:
-        click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
+        try:
+            click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
+        except BrokenPipeError:
+            raise OutputClosedError(
+                "stdout was closed before the output was written (its reader exited early)"
+            ) from None
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        # Non-UTF-8 bytes from the environment or a path (decoded as surrogates) stay readable
+        # as \xNN instead of failing the write.
+        output.write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as exc:
         raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
     click.echo(f"te-doctor: wrote {output}", err=True)

@@ -18,7 +18,7 @@ import click
 
 from te_doctor import __version__
 from te_doctor.cli.help_text import EXIT_CODES_HELP
-from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
 
 #: Command name -> (module, attribute, one-line help as the command's docstring starts).
 COMMANDS: Mapping[str, tuple[str, str, str]] = {
@@ -121,10 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return ExitCode.USAGE
     except (click.Abort, KeyboardInterrupt) as exc:
-        how = f" ({exc})" if str(exc) else ""
+        signal_name = str(exc.__cause__ if isinstance(exc, click.Abort) else exc)  # SIGTERM
+        how = f" ({signal_name})" if signal_name else ""
         click.echo(f"te-doctor: interrupted{how}", err=True)
         return ExitCode.INTERRUPTED
     except TeDoctorError as exc:
+        if isinstance(exc, OutputClosedError):  # nothing more goes there, not even at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         click.echo(f"te-doctor: error: {exc}", err=True)
         return int(exc.exit_code)
     except Exception:  # noqa: BLE001 - last resort: never a bare traceback without context
@@ -140,10 +143,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _survive_closed_streams() -> None:
     """Started with stdout or stderr closed (``>&-``): write what would go there to /dev/null,
-    so ``-o FILE`` still works and the exit code still tells the result."""
+    so ``-o FILE`` still works and the exit code still tells the result. A strict stream (a
+    UTF-8 locale) writes non-UTF-8 bytes from the environment or a path as backslash escapes."""
     for name in ("stdout", "stderr"):
-        if getattr(sys, name) is None:
+        stream = getattr(sys, name)
+        if stream is None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+        elif getattr(stream, "errors", "") == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _terminate_like_interrupt() -> None:
