@@ -54,3 +54,17 @@ def te_root(venv_python: Path) -> Path:
         timeout=60,
     ).stdout.strip()
     return Path(purelib) / "transformer_engine"
+
+
+def _hypothesis_profiles() -> None:
+    """Register the fuzzing profiles (``ci``: short and derandomized, the default; ``dev``;
+    ``fuzz``: 10,000 examples) and load $HYPOTHESIS_PROFILE's."""
+    from hypothesis import settings
+
+    from tests.fuzz_targets import profile, register_profiles
+
+    register_profiles()
+    settings.load_profile(profile())
+
+
+_hypothesis_profiles()

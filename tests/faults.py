@@ -186,7 +186,6 @@ def python(
     limit_s: float,
     env: Mapping[str, str] | None = None,
     prefix: Sequence[str] = (),
-    popen: Mapping[str, Any] | None = None,
     during: Callable[[subprocess.Popen[str]], None] | None = None,
 ) -> Run:
     """Run this Python with ``args`` on ``machine``; killed (and reported hung) at ``limit_s``.
@@ -196,7 +195,7 @@ def python(
     argv = (*prefix, sys.executable, *args)
     environment = {**machine.env, **(env or {})}
     started = time.monotonic()
-    proc = subprocess.Popen(
+    proc = subprocess.Popen(  # in a session of its own: a hang is killed with all it started
         argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -206,7 +205,6 @@ def python(
         env=environment,
         cwd=machine.root,
         start_new_session=True,
-        **dict(popen or {}),
     )
     try:
         if during is not None:

@@ -88,6 +88,16 @@ def test_an_organisation_rule_loads_and_runs(tmp_path: Path) -> None:
         (lambda t: t.replace("{gpu.name} is", "{gpu.nam} is"), "summary: unknown fact '{gpu.nam}'"),
         (lambda t: t + t[t.index("[[rule]]") :], "id 'ORG101' is already used"),
         (lambda t: t.replace("examples.clear", "examples.clearly"), "unknown key 'clearly'"),
+        (
+            lambda t: t.replace('since = "1.0.0"', 'since = "1.0.0"\ngeneric = "yes"'),
+            "generic: expected true or false, got 'yes'",
+        ),
+        (
+            lambda t: t.replace('since = "1.0.0"', 'since = "1.0.0"\ngeneric = true').replace(
+                "'gpus.count > 0'", "'smoke.error_text matches /boom/'"
+            ),
+            "generic: an error signature cannot step back for itself",
+        ),
     ],
 )
 def test_malformed_rule_files_name_the_place(tmp_path: Path, change: object, message: str) -> None:

@@ -35,9 +35,9 @@ def test_ok_child_and_its_checks() -> None:
 @pytest.mark.parametrize(
     ("child", "signal_name", "stage"),
     [
-            ("segfault", "SIGSEGV (segmentation fault)", "gemm"),
-            ("abort", "SIGABRT (aborted)", "import-te"),
-        ],
+        ("segfault", "SIGSEGV (segmentation fault)", "gemm"),
+        ("abort", "SIGABRT (aborted)", "import-te"),
+    ],
 )
 def test_killed_by_a_signal_names_it_and_the_stage(
     child: str, signal_name: str, stage: str

@@ -48,9 +48,16 @@ def load_rules(
 def load_rule_file(path: Path, known_paths: Iterable[str] | None = None) -> list[Rule]:
     """Load one rule file; ``known_paths`` (execution path ids) validates ``blocks``."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleFileError(f"{path}: cannot read: {exc}") from None
+    return load_rule_text(text, path, known_paths)
+
+
+def load_rule_text(text: str, path: Path, known_paths: Iterable[str] | None = None) -> list[Rule]:
+    """The rules of one rule file's text (``path`` names it in errors)."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RuleFileError(f"{path}: not valid TOML: {exc}") from None
     unknown_keys(data, ("schema", "rule"), str(path))
