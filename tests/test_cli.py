@@ -117,6 +117,14 @@ def test_interrupt_is_130(monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["probe"]) == ExitCode.INTERRUPTED
 
 
+def test_main_in_process_leaves_the_callers_sigterm_handling_alone() -> None:
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["--version"]) == ExitCode.OK
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_help_documents_exit_codes() -> None:
     result = run_cli("probe", "--help")
     assert result.returncode == 0 and "130 interrupted" in result.stdout

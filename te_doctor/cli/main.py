@@ -13,6 +13,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import click
 
@@ -108,7 +109,15 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of raising ``SystemExit``."""
     _survive_closed_streams()
-    _terminate_like_interrupt()
+    previous = _terminate_like_interrupt()
+    try:
+        return _run(argv)
+    finally:  # called in-process (tests, the API): leave the caller's SIGTERM handling as it was
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         code = cli.main(
             args=list(argv) if argv is not None else None,
@@ -153,13 +162,14 @@ def _survive_closed_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-def _terminate_like_interrupt() -> None:
+def _terminate_like_interrupt() -> Any:
     """SIGTERM (a batch system's cancel, ``kill``) ends te-doctor like Ctrl-C: children are
-    stopped, a fleet sweep's job is cancelled, exit 130. Only the main thread may set it."""
+    stopped, a fleet sweep's job is cancelled, exit 130. Only the main thread may set it;
+    returns the handler it replaced (None when it set none)."""
     if threading.current_thread() is not threading.main_thread():
-        return
+        return None
 
     def interrupt(number: int, frame: object) -> None:
         raise KeyboardInterrupt(signal.Signals(number).name)
 
-    signal.signal(signal.SIGTERM, interrupt)
+    return signal.signal(signal.SIGTERM, interrupt)
