@@ -228,7 +228,9 @@ def real_leaves() -> tuple[str, ...]:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner)
+    ),
     max_leaves=12,
 )
 
