@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -147,8 +148,11 @@ def _regex(raw: str) -> re.Pattern[str]:
         re.MULTILINE if "m" in match.group(2) else 0
     )
     try:
-        return re.compile(match.group(1), flags)
-    except re.error as exc:
+        with warnings.catch_warnings():
+            # "Possible set difference / nested set": a future Python reads it otherwise.
+            warnings.simplefilter("error", FutureWarning)
+            return re.compile(match.group(1), flags)
+    except (re.error, FutureWarning) as exc:
         raise ConditionError(f"bad regular expression /{match.group(1)}/: {exc}") from None
 
 
