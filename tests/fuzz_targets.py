@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -366,11 +367,14 @@ def triage_text() -> st.SearchStrategy[str]:
 
 
 def fuzz_once(target: Target, value: Any) -> None:
-    """Run ``target`` on ``value``; anything but an allowed error type is a failure."""
-    try:
-        target.run(value)
-    except target.allowed:
-        pass
+    """Run ``target`` on ``value``; anything but an allowed error type is a failure, and so is
+    a warning (it would reach the user's terminal)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            target.run(value)
+        except target.allowed:
+            pass
 
 
 #: Linear-time checks: each text parser, the character (or word) it is baited with.
