@@ -227,11 +227,13 @@ def real_leaves() -> tuple[str, ...]:
     return tuple(leaves)
 
 
+def _json_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner))
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner)
-    ),
+    _json_containers,
     max_leaves=12,
 )
 

@@ -1166,6 +1166,7 @@ def ngc_container(m: FakeMachine) -> None:
     m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
     ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
     site = system_python(m)
+    m.write(f"{site}/torch_tensorrt/lib/.keep")  # on LD_LIBRARY_PATH in the real image
     ngc_torch = TorchBuild(
         "2.6.0a0+ecf3bae40a",
         "12.8",

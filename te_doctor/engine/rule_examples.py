@@ -123,6 +123,7 @@ BASELINE_ABSENT = (
     "driver.forward_compat_cuda_major",
     "torch.hip_version",
     "te.jax_extension",
+    "cuda.ld_library_path_unusable",
     # The smoke test has not run on the baseline: every smoke.* fact is absent.
     *(path for path in FACT_TYPES if path.startswith("smoke.")),
 )

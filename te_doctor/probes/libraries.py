@@ -49,6 +49,13 @@ DEFAULT_LIBRARY_DIRS = (
     "/lib",
     "/usr/lib",
 )
+#: LD_LIBRARY_PATH entries that NVIDIA's CUDA and NGC images set whether or not they exist: the
+#: driver mount of old container runtimes, and cuda-compat, linked at start only when needed.
+CONTAINER_DEFAULT_DIRS = (
+    "/usr/local/nvidia/lib",
+    "/usr/local/nvidia/lib64",
+    "/usr/local/cuda/compat/lib",
+)
 _SO_VERSION = re.compile(r"\.so\.(\d+(?:\.\d+)*)$")
 
 
@@ -90,7 +97,11 @@ def search_dirs(ctx: ProbeContext, notes: list[str]) -> list[SearchDir]:
         dirs.append(SearchDir(prefix + "/lib", "conda"))
     entries = [entry for entry in ctx.env.get("LD_LIBRARY_PATH", "").split(":") if entry]
     dirs.extend(SearchDir(entry, "LD_LIBRARY_PATH") for entry in entries)
-    problems = ((entry, ctx.directory_problem(entry)) for entry in entries)
+    problems = (
+        (entry, ctx.directory_problem(entry))
+        for entry in entries
+        if entry.rstrip("/") not in CONTAINER_DEFAULT_DIRS
+    )
     notes.extend(f"{UNUSABLE_ENTRY}{entry}: {why}" for entry, why in problems if why)
     for variable in ("CUDNN_HOME", "CUDNN_PATH", "NVRTC_HOME", "CURAND_HOME"):
         home = ctx.env.get(variable, "").rstrip("/")
