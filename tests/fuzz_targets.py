@@ -303,6 +303,19 @@ class Target:
     allowed: tuple[type[BaseException], ...] = ()
 
 
+#: Every triage parser (and the shared error capture), on pasted text.
+TEXT_PARSERS: dict[str, Callable[[str], object]] = {
+    "triage-collect-env": lambda t: parsers.parse_collect_env.parse(prepare(t)),
+    "triage-nvidia": lambda t: parsers.parse_nvidia.parse(prepare(t)),
+    "triage-packages": lambda t: parsers.parse_packages.parse(prepare(t)),
+    "triage-te-doctor": lambda t: parsers.parse_te_doctor.parse(prepare(t)),
+    "triage-freeform": lambda t: parsers.parse_freeform.parse(prepare(t)),
+    "triage-errors": lambda t: parsers.parse_errors.parse(prepare(t), []),
+    "error-capture": lambda t: capture_errors(t.splitlines()),
+    "triage-report": parse_report,
+}
+
+
 TARGETS: tuple[Target, ...] = (
     Target(
         "snapshot-decoder-text",
@@ -335,32 +348,8 @@ TARGETS: tuple[Target, ...] = (
         (ConditionError,),
     ),
     Target("triage-prepare", prepare, lambda: triage_text()),
-    Target(
-        "triage-collect-env",
-        lambda t: parsers.parse_collect_env.parse(prepare(t)),
-        lambda: triage_text(),
-    ),
-    Target(
-        "triage-nvidia", lambda t: parsers.parse_nvidia.parse(prepare(t)), lambda: triage_text()
-    ),
-    Target(
-        "triage-packages", lambda t: parsers.parse_packages.parse(prepare(t)), lambda: triage_text()
-    ),
-    Target(
-        "triage-te-doctor",
-        lambda t: parsers.parse_te_doctor.parse(prepare(t)),
-        lambda: triage_text(),
-    ),
-    Target(
-        "triage-freeform", lambda t: parsers.parse_freeform.parse(prepare(t)), lambda: triage_text()
-    ),
-    Target(
-        "triage-errors", lambda t: parsers.parse_errors.parse(prepare(t), []), lambda: triage_text()
-    ),
-    Target("error-capture", lambda t: capture_errors(t.splitlines()), lambda: triage_text()),
-    Target("triage-report", parse_report, lambda: triage_text()),
+    *(Target(name, parse, lambda: triage_text()) for name, parse in TEXT_PARSERS.items()),
 )
-TARGET_NAMES = tuple(t.name for t in TARGETS)
 
 
 def triage_text() -> st.SearchStrategy[str]:
@@ -381,14 +370,7 @@ def fuzz_once(target: Target, value: Any) -> None:
 
 #: Linear-time checks: each text parser, the character (or word) it is baited with.
 LINEAR: dict[str, Callable[[str], object]] = {
-    "triage-report": parse_report,
-    "triage-errors": lambda t: parsers.parse_errors.parse(prepare(t), []),
-    "error-capture": lambda t: capture_errors(t.splitlines()),
-    "triage-freeform": lambda t: parsers.parse_freeform.parse(prepare(t)),
-    "triage-collect-env": lambda t: parsers.parse_collect_env.parse(prepare(t)),
-    "triage-nvidia": lambda t: parsers.parse_nvidia.parse(prepare(t)),
-    "triage-packages": lambda t: parsers.parse_packages.parse(prepare(t)),
-    "triage-te-doctor": lambda t: parsers.parse_te_doctor.parse(prepare(t)),
+    **TEXT_PARSERS,
     "condition-parser": lambda t: _quietly(parse_leaf, t),
 }
 
