@@ -127,7 +127,9 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     if not has_gpu():
         assert (first.id, first.verification) == ("cpu", "verified")
         assert first.evidence.startswith("smoke GEMM cpu on cpu")
-        assert "te-fp8-current: TED101: No NVIDIA GPU" in "\n".join(first.reasons_skipped)
+        assert "te-fp8-current: No NVIDIA GPU is visible to CUDA here" in "\n".join(
+            first.reasons_skipped
+        )
 
     cached.write_text('{"format": 1, "key": "trunc', encoding="utf-8")
     third = select_path(cache_dir=tmp_path)
@@ -173,7 +175,10 @@ def test_require_fp8_without_a_gpu_says_why(tmp_path: Path) -> None:
         select_path(require="fp8", smoke=False, cache_dir=tmp_path)
     message = str(raised.value)
     assert message.startswith("require='fp8': no viable execution path here: ")
-    assert "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: TED101" in message
+    assert (
+        "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: No NVIDIA GPU is"
+        " visible to CUDA here: TE and every GPU path need one (TED101)" in message
+    )
     assert "No NVIDIA GPU is visible to CUDA" in message
 
 
@@ -203,7 +208,7 @@ def test_h100_picks_te_fp8_current_scaling() -> None:
     assert chosen.evidence == "predicted from the probed facts (the smoke test was not run)"
     # te-nvfp4 is opt-in: never a candidate unless asked for, so it is not "skipped" either.
     assert [r.split(":")[0] for r in chosen.reasons_skipped] == ["te-mxfp8", "te-fp8-block"]
-    assert "needs torch.cuda_version >= 12.9" in chosen.reasons_skipped[1]
+    assert "needs PyTorch built for CUDA 12.9 or newer" in chosen.reasons_skipped[1]
     how = chosen.enabler
     assert (how.te_recipe, how.amp_dtype, how.linear, how.params_dtype) == (
         "Float8CurrentScaling",
