@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from te_doctor import __version__
 from te_doctor.check.report import GateOptions, Report, build_report
 from te_doctor.engine.flatten import flatten
 from te_doctor.engine.paths import ExecutionPath, load_paths
+from te_doctor.engine.remedies import load_remedies
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
 from te_doctor.errors import TeDoctorError
@@ -29,10 +30,12 @@ def take_snapshot(
     *,
     smoke: bool = False,
     smoke_timeout_s: float = 30.0,
+    progress: Callable[[str], None] | None = None,
 ) -> Snapshot:
     """Load a saved snapshot, or probe this machine (for ``python`` if given).
 
-    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter.
+    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter; ``progress``
+    hears what runs.
     """
     if snapshot_file is not None:
         from te_doctor.snapshot.file import load
@@ -43,7 +46,11 @@ def take_snapshot(
     from te_doctor.smoke.runner import run_smoke
 
     context = real_context(python)
-    facts = run_smoke(context.python.executable, timeout_s=smoke_timeout_s) if smoke else None
+    facts = None
+    if smoke:
+        facts = run_smoke(context.python.executable, timeout_s=smoke_timeout_s, progress=progress)
+    if progress is not None:
+        progress("probing the machine")
     return collect_snapshot(context, smoke=facts)
 
 
@@ -53,10 +60,17 @@ def run_check(
     *,
     rules_dirs: Sequence[Path] = (),
     device: int | None = None,
+    python: str | None = None,
 ) -> Report:
-    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error."""
+    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error.
+
+    ``python``: the interpreter ``--python`` named, carried into the report's commands.
+    """
     if device is not None and all(gpu.index != device for gpu in snapshot.gpus):
         there = ", ".join(str(gpu.index) for gpu in snapshot.gpus) or "none"
         raise TeDoctorError(f"--device {device}: no such GPU (GPU indices here: {there})")
     rules, paths = load_rule_set(rules_dirs)
-    return build_report(snapshot, flatten(snapshot, device), rules, paths, options, __version__)
+    facts = flatten(snapshot, device)
+    return build_report(
+        snapshot, facts, rules, paths, options, __version__, remedies=load_remedies(), python=python
+    )
