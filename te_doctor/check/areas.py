@@ -90,11 +90,7 @@ def _found(facts: FlatFacts, snapshot: Snapshot) -> Mapping[str, tuple[str, bool
     flash = value("packages.flash_attn")
     return {
         GPU: _gpus(facts),
-        DRIVER: (
-            (f"{value('driver.version')} (CUDA {value('driver.cuda_version')})", True, "")
-            if value("driver.version")
-            else ("not installed", False, "")
-        ),
+        DRIVER: _driver(value("driver.version"), value("driver.cuda_version")),
         CUDA: (
             ", ".join(cuda_parts) or "no CUDA runtime or toolkit found",
             bool(value("cuda.runtime_version") or toolkit),
@@ -111,6 +107,12 @@ def _found(facts: FlatFacts, snapshot: Snapshot) -> Mapping[str, tuple[str, bool
         PLATFORM: (_platform(facts), True, ""),
         SMOKE: _smoke(snapshot.smoke),
     }
+
+
+def _driver(version: str, cuda: str) -> tuple[str, bool, str]:
+    if not version:
+        return "not installed", False, ""
+    return version + (f" (CUDA {cuda})" if cuda else " (its CUDA version is not known)"), True, ""
 
 
 def _gpus(facts: FlatFacts) -> tuple[str, bool, str]:

@@ -26,6 +26,8 @@ from te_doctor.snapshot.model import ProbeStatus, SmokeFacts, Snapshot
 #: ids are in ``rules``; new ``areas``, ``headline``, ``start`` and ``rerun``. Readers of v2
 #: keep working on v3 by ignoring the new keys and treating "not-applicable" as not fired.
 REPORT_SCHEMA = "te-doctor/report/v3"
+#: What a report's texts say where a fact has no value (an undecided rule's message).
+NOT_KNOWN = "(not known)"
 FAIL_ON = ("error", "warning", "never")
 
 
@@ -123,7 +125,7 @@ def build_report(
     interpreter = snapshot.host.python_executable.get() or ""
     findings = tuple(
         replace(f, fix=with_interpreter(f.fix, interpreter)) if f.fix else f
-        for f in evaluate(facts, active)
+        for f in evaluate(facts, active, unknown_text=NOT_KNOWN)
     )
     recommendation = recommend(facts, findings, snapshot.smoke, paths, options.require)
     start = choose_remedy(facts, findings, remedies)

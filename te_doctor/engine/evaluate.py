@@ -63,15 +63,20 @@ class Finding:
         return self.outcome is Outcome.FIRED
 
 
-def evaluate(facts: FlatFacts, rules: Sequence[Rule]) -> tuple[Finding, ...]:
-    """One finding per rule (fired, undecided or passed), worst first."""
-    findings = [evaluate_rule(facts, rule) for rule in rules]
+def evaluate(
+    facts: FlatFacts, rules: Sequence[Rule], *, unknown_text: str = "?"
+) -> tuple[Finding, ...]:
+    """One finding per rule (fired, undecided, passed or not applicable), worst first.
+
+    ``unknown_text`` stands in the texts for a fact that has no value.
+    """
+    findings = [evaluate_rule(facts, rule, unknown_text=unknown_text) for rule in rules]
     order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2, Outcome.NOT_APPLICABLE: 3}
     return tuple(sorted(findings, key=lambda f: (order[f.outcome], -f.severity.rank, f.rule_id)))
 
 
-def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
-    """Evaluate one rule."""
+def evaluate_rule(facts: FlatFacts, rule: Rule, *, unknown_text: str = "?") -> Finding:
+    """Evaluate one rule (``unknown_text``: the text for a fact without a value)."""
     truth, unknown = rule.when.evaluate(facts)
     outcome = {Truth.TRUE: Outcome.FIRED, Truth.UNKNOWN: Outcome.UNDECIDED}.get(
         truth, Outcome.PASSED
@@ -86,21 +91,22 @@ def evaluate_rule(facts: FlatFacts, rule: Rule) -> Finding:
         severity=rule.severity,
         category=rule.category,
         outcome=outcome,
-        message=interpolate(rule.summary, facts) if shown else "",
-        fix=interpolate(rule.fix, facts) if shown else "",
+        message=interpolate(rule.summary, facts, unknown_text) if shown else "",
+        fix=interpolate(rule.fix, facts, unknown_text) if shown else "",
         blocks=rule.blocks,
         missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
         absent=tuple(MissingFact(path, reason) for path, reason in absent),
     )
 
 
-def interpolate(text: str, facts: FlatFacts) -> str:
-    """Replace ``{fact.path}`` with the fact's value, or ``?`` when it has none (no str.format)."""
+def interpolate(text: str, facts: FlatFacts, unknown_text: str = "?") -> str:
+    """Replace ``{fact.path}`` with the fact's value, or ``unknown_text`` when it has none (no
+    str.format)."""
 
     def value(match: re.Match[str]) -> str:
         fact = facts.get(match.group(1))
         if fact.state is not FactState.KNOWN:
-            return "?"
+            return unknown_text
         return _show(fact.value)
 
     return _INTERPOLATION.sub(value, text)

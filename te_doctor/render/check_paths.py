@@ -5,7 +5,7 @@ from __future__ import annotations
 from te_doctor.check.report import Report
 from te_doctor.engine.recommend import PathVerdict
 from te_doctor.render.style import Style
-from te_doctor.render.wrap import hang
+from te_doctor.render.wrap import hang, visible_length
 
 
 def paths_lines(report: Report, style: Style) -> list[str]:
@@ -38,9 +38,13 @@ def _ruled_out(group: list[PathVerdict], style: Style) -> list[str]:
     ids = ", ".join(v.id for v in group)
     reasons = list(group[0].reasons) or ["could not decide: facts are missing"]
     head = f"  {style.mark('error')} {ids}: "
-    if len(reasons) == 1 or not style.verbose:
-        more = f" (and {len(reasons) - 1} more: --verbose)" if len(reasons) > 1 else ""
+    narrow = style.width is not None and visible_length(head) > style.width // 2
+    if (len(reasons) == 1 or not style.verbose) and not narrow:
+        more = f" (+{len(reasons) - 1} more with --verbose)" if len(reasons) > 1 else ""
         return hang(head, reasons[0] + more, style.width, 6)
+    if not style.verbose:
+        more = f" (+{len(reasons) - 1} more with --verbose)" if len(reasons) > 1 else ""
+        reasons = [reasons[0] + more]
     lines = [head.rstrip()]
     for reason in reasons:
         lines += hang("      ", reason, style.width)

@@ -61,7 +61,8 @@ def headline_lines(report: Report, style: Style) -> list[str]:
     """FP8 here in at most two lines: the viable paths, or the causes that matter."""
     fp8 = report.headline
     if fp8.te_fp8:
-        return [style.paint(f"FP8: possible here ({', '.join(fp8.fp8_paths)})", "ok")]
+        said = hang("FP8: possible here ", f"({', '.join(fp8.fp8_paths)})", style.width, 4)
+        return [style.paint(line, "ok") for line in said[:2]]
     causes = list(fp8.causes) or ["facts are missing (see below)"]
     if fp8.fp8_paths:
         first = f"FP8: possible here with {', '.join(fp8.fp8_paths)}; not with Transformer Engine: "
@@ -69,21 +70,32 @@ def headline_lines(report: Report, style: Style) -> list[str]:
     else:
         first, kind = "FP8: not possible here: ", "error"
     more = f" (and {fp8.more} more below)" if fp8.more else ""
-    if len(causes) == 1:
-        lines = _fit(first, causes[0] + more, style, 2)
-    else:
-        lines = _fit(first, causes[0], style, 1) + _fit("    and: ", causes[1] + more, style, 1)
-    return [style.paint(line, kind) for line in lines]
+    if len(causes) > 1:
+        lines = [first + causes[0], f"    and: {causes[1]}{more}"]
+        if style.width is None or all(len(line) <= style.width for line in lines):
+            return [style.paint(line, kind) for line in lines]
+        more = f" (and {fp8.more + 1} more below)"  # a narrow terminal: the first cause only
+    return [style.paint(line, kind) for line in _fit(first, causes[0], more, style)]
 
 
-def _fit(lead: str, text: str, style: Style, most: int) -> list[str]:
-    """``lead + text`` wrapped to at most ``most`` lines, the last shortened with an ellipsis."""
-    lines = hang(lead, text, style.width, 4)
-    if len(lines) <= most or style.width is None:
+def _fit(lead: str, text: str, more: str, style: Style) -> list[str]:
+    """``lead + text + more`` in at most two lines, ``text`` shortened to fit if it must."""
+    width = style.width
+    lines = hang(lead, text + more, width, 4)
+    if width is None or (len(lines) <= 2 and all(len(line) <= width for line in lines)):
         return lines
-    last = " ".join([lines[most - 1], *(line.strip() for line in lines[most:])])
-    cut = last[: style.width - len(style.ellipsis)].rsplit(" ", 1)[0]
-    return [*lines[: most - 1], cut + style.ellipsis]
+    if len(lead) + 15 > width:  # the lead takes the first line, the cause the second
+        return [_cut(lead.rstrip(), "", width, style), _cut(f"    {text}", more, width, style)]
+    first, *rest = hang(lead, text, width, 4)
+    return [first, _cut("    " + " ".join(line.strip() for line in rest), more, width, style)]
+
+
+def _cut(text: str, more: str, width: int, style: Style) -> str:
+    """``text + more`` in ``width`` columns, ``text`` cut at a word with an ellipsis."""
+    if len(text) + len(more) <= width:
+        return text + more
+    room = width - len(more) - len(style.ellipsis)
+    return text[:room].rsplit(" ", 1)[0] + style.ellipsis + more
 
 
 def _area(

@@ -29,7 +29,7 @@ def hang(first: str, text: str, width: int | None, indent: int | None = None) ->
     lead = " " * (shown if indent is None else indent)
     lines = textwrap.wrap(
         text,
-        width=max(width, len(lead) + 20, shown + 20),
+        width=max(width, len(lead) + 20),
         initial_indent=" " * shown,
         subsequent_indent=lead,
         break_long_words=False,
