@@ -40,7 +40,10 @@ def test_this_machine_gets_a_clear_verdict() -> None:
     if importlib.util.find_spec("torch") is None:
         assert "Use: nothing runs here yet; closest: cpu" in result.stdout
     else:  # torch (CPU) is installed by the dev extra: the smoke test proves the CPU path
-        assert "Use: cpu: PyTorch on the CPU. Verified here: smoke GEMM cpu" in result.stdout
+        verified = (
+            "Use: cpu-bf16: PyTorch autocast BF16 on the CPU. Verified here: smoke GEMM cpu-bf16"
+        )
+        assert verified in result.stdout, result.stdout
         assert "torch-fp8 on cpu: ok, relative error" in result.stdout
     assert te_doctor("check", "--fail-on", "never").returncode == 0
 

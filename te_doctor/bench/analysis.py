@@ -27,6 +27,7 @@ PRECISION = {
     "torch-amp-fp16": "fp16",
     "torch-fp32": "tf32",
     "cpu": "fp32",
+    "cpu-bf16": "bf16",
 }
 #: Relative error of the forward output against FP32 that each precision may show
 #: (the smoke test's tolerances, te_doctor/smoke/child.py).
@@ -143,8 +144,8 @@ def _result(
 def baseline_order(path_id: str) -> tuple[str, ...]:
     """The BF16 path a path is compared with: TE's for TE paths, else torch autocast's."""
     if path_id.startswith("te-"):
-        return ("te-bf16", "torch-amp-bf16")
-    return ("torch-amp-bf16", "te-bf16")
+        return ("te-bf16", "torch-amp-bf16", "cpu-bf16")
+    return ("torch-amp-bf16", "te-bf16", "cpu-bf16")
 
 
 def _with_speedup(result: ComponentResult, results: Sequence[ComponentResult]) -> ComponentResult:

@@ -67,6 +67,8 @@ def requirement_sentences(leaves: Sequence[Leaf], facts: FlatFacts) -> tuple[str
 def needs(leaf: Leaf) -> str:
     """What the requirement asks for, in words."""
     path, op = leaf.path, leaf.op
+    if path == "smoke.verified" and op == "contains":
+        return f"needs the smoke test to have run its {leaf.operand} check and matched FP32"
     if path == "torch.cuda_version" and op == "is present":
         return "needs a CUDA build of PyTorch"
     if path == "gpus.count":
@@ -89,6 +91,11 @@ def here(path: str, fact: Fact[Any], facts: FlatFacts) -> str:
     """What this machine has instead, in words."""
     if path.startswith(("gpu.", "gpus.")) and no_gpu_visible(facts):
         return "no NVIDIA GPU is visible here"
+    if path.startswith("smoke."):
+        outcome = facts.get("smoke.outcome")
+        if not outcome.known:
+            return "the smoke test did not run"
+        return "the smoke test ran, and this check did not pass or was not among its checks"
     if fact.state is FactState.KNOWN:
         return _known(path, fact.value, facts)
     if path.startswith("te.") or path == "packages.transformer_engine":

@@ -46,6 +46,29 @@ def check_cpu(state: State) -> Measured:
     )
 
 
+def check_cpu_bf16(state: State) -> Measured:
+    """An FP32 matmul and an nn.Linear forward under torch.autocast("cpu", bfloat16)."""
+    torch = state.torch
+    gen = generator(torch)
+    a, b = randn(torch, gen, SIZE, SIZE), randn(torch, gen, SIZE, SIZE)
+    layer = torch.nn.Linear(SIZE, SIZE)
+    with torch.no_grad():
+        layer.weight.copy_(randn(torch, gen, SIZE, SIZE))
+        layer.bias.copy_(randn(torch, gen, SIZE))
+    x = randn(torch, gen, SIZE, SIZE)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        product, y = a @ b, layer(x)
+    w64, b64 = layer.weight.detach().double(), layer.bias.detach().double()
+    return measure(
+        torch,
+        [
+            ("matmul", product, a.double() @ b.double()),
+            ("linear forward", y, x.double() @ w64.t() + b64),
+        ],
+        f"output {product.dtype}",
+    )
+
+
 def check_torch_fp32(state: State) -> Measured:
     """FP32 matmul on cuda:0, TF32 as the user's settings have it."""
     need_cuda(state)
