@@ -82,6 +82,6 @@ def _measured(report: Report) -> list[str]:
     if measured.speedup is not None:
         lines.append(
             f"    {measured.path}: {measured.speedup:.3g}x the speed of {measured.baseline} "
-            f"({measured.component}); details: te-doctor bench --load {measured.file}"
+            f"({measured.component})"
         )
-    return lines
+    return [*lines, f"    details: te-doctor bench --load {measured.file}"]
