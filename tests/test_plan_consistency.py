@@ -9,7 +9,7 @@ from pathlib import Path
 
 from te_doctor.plan.planner import make_plan
 from te_doctor.render.plan_render import plan_text
-from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.facts import Fact, Version
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import Snapshot, ToolkitFacts
 
@@ -20,13 +20,13 @@ def with_toolkit(snapshot: Snapshot, version: str, path: str) -> Snapshot:
     """The snapshot with one CUDA toolkit, the one a build would use (CUDA_HOME)."""
     toolkit = ToolkitFacts(
         path=path,
-        version=Fact.of(version, "test"),
+        version=Fact.of(Version(version), "test"),
         nvcc=Fact.of(f"{path}/bin/nvcc", "test"),
         found_by="CUDA_HOME",
     )
     cuda = dataclasses.replace(
         snapshot.cuda,
-        toolkit_version=Fact.of(version, "test"),
+        toolkit_version=Fact.of(Version(version), "test"),
         toolkit_path=Fact.of(path, "test"),
         toolkits=(toolkit,),
     )
@@ -58,16 +58,16 @@ def test_a_toolkit_of_the_torch_major_is_chosen_over_the_default() -> None:
     h100 = load(FIXTURES / "h100-cuda12-te-ok.json")  # torch +cu124
     default = ToolkitFacts(
         path="/usr/local/cuda-13.0",
-        version=Fact.of("13.0.88", "test"),
+        version=Fact.of(Version("13.0.88"), "test"),
         nvcc=Fact.of("/usr/local/cuda-13.0/bin/nvcc", "test"),
         found_by="CUDA_HOME",
     )
     matching = dataclasses.replace(
-        default, path="/usr/local/cuda-12.4", version=Fact.of("12.4.1", "t")
+        default, path="/usr/local/cuda-12.4", version=Fact.of(Version("12.4.1"), "t")
     )
     cuda = dataclasses.replace(
         h100.cuda,
-        toolkit_version=Fact.of("13.0.88", "test"),
+        toolkit_version=Fact.of(Version("13.0.88"), "test"),
         toolkit_path=Fact.of("/usr/local/cuda-13.0", "test"),
         toolkits=(default, matching),
     )

@@ -108,12 +108,12 @@ def _area(
     )
     for finding in (f for f in findings if f.fired):
         mark = style.mark(_SEVERITY_KIND[finding.severity.rank])
-        said = f"{finding.message.rstrip('. ')} ({finding.rule_id})"
+        said = f"{_flow(finding.message).rstrip('. ')} ({finding.rule_id})"
         lines += hang(f"    {mark} ", said, style.width, 6)
         if finding.rule_id in started:
             lines.append("      fix: see Start here below")
         elif finding.fix:
-            lines += hang("      fix: ", finding.fix, style.width, 11)
+            lines += hang("      fix: ", _flow(finding.fix), style.width, 11)
     if area.name == "Smoke test":
         lines += _smoke_checks(report, style)
     if style.verbose:
@@ -182,11 +182,16 @@ def _start_here(report: Report, style: Style) -> list[str]:
     title = f"{start.title.rstrip('. ')} ({', '.join(start.rules)})"
     lines = ["", *hang("Start here: ", title, style.width, 4)]
     if start.text:
-        lines += hang("    ", start.text, style.width)
+        lines += hang("    ", _flow(start.text), style.width)
     if start.steps:
         steps = [*start.steps, report.rerun]
         lines += [f"    {number}. {step}" for number, step in enumerate(steps, 1)]
     return lines
+
+
+def _flow(text: str) -> str:
+    """A rule's text as one paragraph: its line breaks are the file's, not the reader's."""
+    return " ".join(text.split())
 
 
 def _verdict(report: Report, style: Style) -> str:
