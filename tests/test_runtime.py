@@ -94,7 +94,7 @@ def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     path_id, verification, *_ = result.stdout.split()
     assert verification == "verified", result.stdout
     if not has_gpu():
-        assert path_id == "cpu"
+        assert path_id == "cpu-bf16"  # BF16 autocast on the CPU, verified by its smoke check
     assert len(list((tmp_path / "te-doctor" / "paths").glob("*.json"))) == 1
 
 
@@ -125,8 +125,8 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 1, "a cache hit must not run the smoke test"
     assert second.from_cache and second == first
     if not has_gpu():
-        assert (first.id, first.verification) == ("cpu", "verified")
-        assert first.evidence.startswith("smoke GEMM cpu on cpu")
+        assert (first.id, first.verification) == ("cpu-bf16", "verified")
+        assert first.evidence.startswith("smoke GEMM cpu-bf16 on cpu")
         assert "te-fp8-current: No NVIDIA GPU is visible to CUDA here" in "\n".join(
             first.reasons_skipped
         )
@@ -260,6 +260,15 @@ def test_recipes_are_the_ones_the_smoke_child_verifies() -> None:
 )
 def test_te_autocast_api_per_te_version(names: set[str], expected: tuple[str, str]) -> None:
     assert te_autocast_api(names) == expected
+
+
+def test_cpu_bf16_autocasts_on_the_cpu() -> None:
+    torch = pytest.importorskip("torch")
+    chosen = SelectedPath("cpu-bf16", "PyTorch autocast BF16 on the CPU", "verified", "", (), "cpu")
+    a = torch.ones(16, 16)
+    with chosen.autocast():
+        assert (a @ a).dtype == torch.bfloat16
+    assert (a @ a).dtype == torch.float32
 
 
 def test_plain_paths_need_no_torch_to_autocast() -> None:
