@@ -274,5 +274,5 @@ def test_a_fresh_install_as_a_runner_runs_both_steps(tmp_path: Path) -> None:
         ["bash", "-c", steps()[1]["run"]], env=env, capture_output=True, text=True, timeout=300
     )
     assert check.returncode in (0, 1), check.stderr
-    assert "Use: cpu: PyTorch on the CPU. Verified here" in check.stdout
+    assert "Use: cpu-bf16: PyTorch autocast BF16 on the CPU. Verified here" in check.stdout
     assert outputs(tmp_path)["passed"] == ("true" if check.returncode == 0 else "false")

@@ -99,7 +99,7 @@ def test_the_real_child_times_the_cpu_path() -> None:
     assert run.torch_version == torch.__version__ and run.device_name == "cpu"
     for component in run.components:
         assert component.status == "ok", component.reason
-        assert len(component.warmup_s) == 2 and len(component.samples_s) == 4
+        assert len(component.warmup_s) >= 2 and len(component.samples_s) == 4
         assert component.rel_error == 0.0  # FP32 against FP32: the same computation
         assert component.memory_kind == "peak-rss" and (component.memory_bytes or 0) > 10**7
 

@@ -35,12 +35,15 @@ def test_this_machine_gets_a_clear_verdict() -> None:
     if Path("/dev/nvidiactl").exists():
         pytest.skip("this machine has a GPU")
     assert result.returncode == 1, result.stderr
-    assert "FP8: not possible here (TED101" in result.stdout
-    assert "no-visible-gpu" in result.stdout and "fix:" in result.stdout
+    assert "FP8: not possible here: No NVIDIA GPU is visible" in result.stdout
+    assert "(TED101)" in result.stdout and "Start here: No NVIDIA GPU" in result.stdout
     if importlib.util.find_spec("torch") is None:
         assert "Use: nothing runs here yet; closest: cpu" in result.stdout
     else:  # torch (CPU) is installed by the dev extra: the smoke test proves the CPU path
-        assert "Use: cpu: PyTorch on the CPU. Verified here: smoke GEMM cpu" in result.stdout
+        verified = (
+            "Use: cpu-bf16: PyTorch autocast BF16 on the CPU. Verified here: smoke GEMM cpu-bf16"
+        )
+        assert verified in result.stdout, result.stdout
         assert "torch-fp8 on cpu: ok, relative error" in result.stdout
     assert te_doctor("check", "--fail-on", "never").returncode == 0
 
@@ -56,7 +59,7 @@ def test_every_fixture_in_every_format(fixture: Path, output_format: str) -> Non
     if output_format == "json":
         data = json.loads(out)
         jsonschema.Draft202012Validator(report_schema()).validate(data)
-        assert data["schema"] == "te-doctor/report/v2"
+        assert data["schema"] == "te-doctor/report/v3"
     elif output_format == "junit":
         root = ET.fromstring(out)
         suite = root.find("testsuite")
@@ -123,7 +126,7 @@ def test_ascii_markers_when_the_terminal_cannot_print_unicode() -> None:
     a100 = str(Path(__file__).parent / "fixtures" / "a100.json")
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
     result = te_doctor("check", "--snapshot", a100, env=env)
-    assert "[xx] GPU and FP8 hardware" in result.stdout
+    assert "[xx] GPU: 8x NVIDIA A100-SXM4-80GB (cc 8.0)" in result.stdout
     assert "✓" not in result.stdout and result.returncode == 1
 
 

@@ -23,7 +23,7 @@ def test_the_probes_run_while_the_smoke_test_runs(monkeypatch: pytest.MonkeyPatc
     smoke_started = threading.Event()
     events: list[str] = []
 
-    def slow_smoke(python: str, *, timeout_s: float) -> SmokeFacts:
+    def slow_smoke(python: str, *, timeout_s: float, progress: object = None) -> SmokeFacts:
         smoke_started.set()
         time.sleep(0.3)
         events.append("smoke done")
@@ -44,7 +44,7 @@ def test_the_probes_run_while_the_smoke_test_runs(monkeypatch: pytest.MonkeyPatc
 def test_a_smoke_runner_that_raises_is_a_smoke_test_without_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def broken(python: str, *, timeout_s: float) -> SmokeFacts:
+    def broken(python: str, *, timeout_s: float, progress: object = None) -> SmokeFacts:
         raise RuntimeError("a te-doctor bug")
 
     monkeypatch.setattr(te_doctor.smoke.runner, "run_smoke", broken)

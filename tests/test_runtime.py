@@ -94,7 +94,7 @@ def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     path_id, verification, *_ = result.stdout.split()
     assert verification == "verified", result.stdout
     if not has_gpu():
-        assert path_id == "cpu"
+        assert path_id == "cpu-bf16"  # BF16 autocast on the CPU, verified by its smoke check
     assert len(list((tmp_path / "te-doctor" / "paths").glob("*.json"))) == 1
 
 
@@ -125,9 +125,11 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 1, "a cache hit must not run the smoke test"
     assert second.from_cache and second == first
     if not has_gpu():
-        assert (first.id, first.verification) == ("cpu", "verified")
-        assert first.evidence.startswith("smoke GEMM cpu on cpu")
-        assert "te-fp8-current: TED101: No NVIDIA GPU" in "\n".join(first.reasons_skipped)
+        assert (first.id, first.verification) == ("cpu-bf16", "verified")
+        assert first.evidence.startswith("smoke GEMM cpu-bf16 on cpu")
+        assert "te-fp8-current: No NVIDIA GPU is visible to CUDA here" in "\n".join(
+            first.reasons_skipped
+        )
 
     cached.write_text('{"format": 1, "key": "trunc', encoding="utf-8")
     third = select_path(cache_dir=tmp_path)
@@ -173,7 +175,10 @@ def test_require_fp8_without_a_gpu_says_why(tmp_path: Path) -> None:
         select_path(require="fp8", smoke=False, cache_dir=tmp_path)
     message = str(raised.value)
     assert message.startswith("require='fp8': no viable execution path here: ")
-    assert "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: TED101" in message
+    assert (
+        "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: No NVIDIA GPU is"
+        " visible to CUDA here: TE and every GPU path need one (TED101)" in message
+    )
     assert "No NVIDIA GPU is visible to CUDA" in message
 
 
@@ -203,7 +208,7 @@ def test_h100_picks_te_fp8_current_scaling() -> None:
     assert chosen.evidence == "predicted from the probed facts (the smoke test was not run)"
     # te-nvfp4 is opt-in: never a candidate unless asked for, so it is not "skipped" either.
     assert [r.split(":")[0] for r in chosen.reasons_skipped] == ["te-mxfp8", "te-fp8-block"]
-    assert "needs torch.cuda_version >= 12.9" in chosen.reasons_skipped[1]
+    assert "needs PyTorch built for CUDA 12.9 or newer" in chosen.reasons_skipped[1]
     how = chosen.enabler
     assert (how.te_recipe, how.amp_dtype, how.linear, how.params_dtype) == (
         "Float8CurrentScaling",
@@ -255,6 +260,15 @@ def test_recipes_are_the_ones_the_smoke_child_verifies() -> None:
 )
 def test_te_autocast_api_per_te_version(names: set[str], expected: tuple[str, str]) -> None:
     assert te_autocast_api(names) == expected
+
+
+def test_cpu_bf16_autocasts_on_the_cpu() -> None:
+    torch = pytest.importorskip("torch")
+    chosen = SelectedPath("cpu-bf16", "PyTorch autocast BF16 on the CPU", "verified", "", (), "cpu")
+    a = torch.ones(16, 16)
+    with chosen.autocast():
+        assert (a @ a).dtype == torch.bfloat16
+    assert (a @ a).dtype == torch.float32
 
 
 def test_plain_paths_need_no_torch_to_autocast() -> None:

@@ -304,6 +304,14 @@ def test_plain_gpu_checks_on_the_cpu(torch: Any, name: str) -> None:
     assert entry["rel_error"] <= entry["tolerance"]
 
 
+def test_cpu_bf16_runs_autocast_on_the_cpu(torch: Any) -> None:
+    """The CPU BF16 path's check: bf16 outputs, within the BF16 tolerance, yet not exact."""
+    entry = run(cpu_state(torch), "cpu-bf16")
+    assert entry["device"] == "cpu" and entry["status"] == "ok", entry
+    assert entry["detail"].endswith("(output torch.bfloat16)")
+    assert 1e-4 < entry["rel_error"] <= entry["tolerance"] == 0.02  # really BF16, not FP32
+
+
 def test_amp_bf16_needs_ampere(torch: Any) -> None:
     entry = run(cpu_state(torch, capability=(7, 5)), "torch-amp-bf16")
     assert entry["status"] == "skipped"

@@ -11,6 +11,7 @@ from te_doctor import __version__
 from te_doctor.check.report import GateOptions, Report, build_report
 from te_doctor.engine.flatten import flatten
 from te_doctor.engine.paths import ExecutionPath, load_paths
+from te_doctor.engine.remedies import load_remedies
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
 from te_doctor.errors import TeDoctorError
@@ -32,10 +33,12 @@ def take_snapshot(
     *,
     smoke: bool = False,
     smoke_timeout_s: float = 30.0,
+    progress: Callable[[str], None] | None = None,
 ) -> Snapshot:
     """Load a saved snapshot, or probe this machine (for ``python`` if given).
 
-    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter.
+    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter; ``progress``
+    hears what runs.
     """
     if snapshot_file is not None:
         from te_doctor.snapshot.file import load
@@ -45,14 +48,18 @@ def take_snapshot(
     from te_doctor.probes.real import real_context
 
     context = real_context(python)
+    if progress is not None:
+        progress("probing the machine")
     if not smoke:
         return collect_snapshot(context)
-    smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s)
+    smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s, progress)
     probed = collect_snapshot(context)  # while the smoke child imports torch
     return dataclasses.replace(probed, smoke=smoke_result())
 
 
-def _smoke_in_background(python: str, timeout_s: float) -> Callable[[], SmokeFacts]:
+def _smoke_in_background(
+    python: str, timeout_s: float, progress: Callable[[str], None] | None
+) -> Callable[[], SmokeFacts]:
     """Start the smoke test in a thread; the returned function waits for its result.
 
     The thread is a daemon, so an interrupted check does not wait for it (its child, killed
@@ -62,7 +69,7 @@ def _smoke_in_background(python: str, timeout_s: float) -> Callable[[], SmokeFac
 
     box: list[SmokeFacts] = []
     worker = threading.Thread(
-        target=lambda: box.append(run_smoke(python, timeout_s=timeout_s)),
+        target=lambda: box.append(run_smoke(python, timeout_s=timeout_s, progress=progress)),
         name="te-doctor-smoke",
         daemon=True,
     )
@@ -81,10 +88,17 @@ def run_check(
     *,
     rules_dirs: Sequence[Path] = (),
     device: int | None = None,
+    python: str | None = None,
 ) -> Report:
-    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error."""
+    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error.
+
+    ``python``: the interpreter ``--python`` named, carried into the report's commands.
+    """
     if device is not None and all(gpu.index != device for gpu in snapshot.gpus):
         there = ", ".join(str(gpu.index) for gpu in snapshot.gpus) or "none"
         raise TeDoctorError(f"--device {device}: no such GPU (GPU indices here: {there})")
     rules, paths = load_rule_set(rules_dirs)
-    return build_report(snapshot, flatten(snapshot, device), rules, paths, options, __version__)
+    facts = flatten(snapshot, device)
+    return build_report(
+        snapshot, facts, rules, paths, options, __version__, remedies=load_remedies(), python=python
+    )

@@ -74,7 +74,9 @@ def _size_option(name: str, what: str) -> Decorator:
     show_default=True,
     help="Keep the result as this machine's latest, which `te-doctor check` cites.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No live status on stderr (there is none on a pipe)."
+)
 def bench(
     model: str | None,
     hidden_size: int | None,
@@ -163,6 +165,7 @@ def _measure(
     from te_doctor.bench.record import BenchSettings
     from te_doctor.bench.workload import WorkloadError, build_workload
     from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.cli.live import live
 
     try:
         workload = build_workload(model, **sizes)
@@ -175,10 +178,12 @@ def _measure(
     default_warmup, default_repeats = DEFAULT_STEPS[device]
     settings = BenchSettings(warmup or default_warmup, repeats or default_repeats, budget)
 
-    def progress(line: str) -> None:
-        if not quiet:
-            click.echo(f"bench: {line}", err=True)
-
-    return run_bench(
-        snapshot, python or sys.executable, workload, settings, planned, progress=progress
-    )
+    with live("bench: starting", quiet=quiet) as status:
+        return run_bench(
+            snapshot,
+            python or sys.executable,
+            workload,
+            settings,
+            planned,
+            progress=lambda line: status.update(f"bench: {line}"),
+        )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -37,7 +39,15 @@ RULES_DIR = click.option(
 @python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
 @format_option("json", "markdown", "junit", help="Report format.")
 @output_option("the report")
-@click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also list passed, not applicable and undecided rules."
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="One summary line for scripts (text format), no progress on stderr.",
+)
 @click.option(
     "--fail-on",
     default="error",
@@ -101,6 +111,7 @@ def check(
     output_format: str,
     output: Path | None,
     verbose: bool,
+    quiet: bool,
     fail_on: str,
     require: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -115,13 +126,22 @@ def check(
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
     from te_doctor.bench.citation import cite
     from te_doctor.check.pipeline import run_check, take_snapshot
-    from te_doctor.check.report import GateOptions
+    from te_doctor.check.report import GateOptions, Report
+    from te_doctor.cli.live import live
     from te_doctor.engine.frameworks import framework_advice
     from te_doctor.render import CHECK_RENDERERS, CheckFormat
+    from te_doctor.render.check_text import render_check_line
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
-    snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
-    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
+    with live("probing the machine", quiet=quiet) as status:
+        snapshot = take_snapshot(
+            snapshot_file,
+            python,
+            smoke=smoke,
+            smoke_timeout_s=smoke_timeout,
+            progress=status.update if status.enabled else None,
+        )
+    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device, python=python)
     report = dataclasses.replace(
         report,
         measured=cite(snapshot, report.recommendation.path),
@@ -132,8 +152,12 @@ def check(
         color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
         unicode=output is not None or can_encode(sys.stdout.encoding),
         verbose=verbose,
+        width=shutil.get_terminal_size().columns if to_terminal else None,
     )
-    write(CHECK_RENDERERS[CheckFormat(output_format)](report, style), output, color=style.color)
+    render: Callable[[Report, Style], str] = CHECK_RENDERERS[CheckFormat(output_format)]
+    if quiet and output_format == "text":
+        render = render_check_line
+    write(render(report, style), output, color=style.color)
     if not report.gate.passed:
         raise click.exceptions.Exit(ExitCode.FINDINGS)
 

@@ -47,16 +47,25 @@ def plan(
 ) -> None:
     """How to install TE here, before anyone runs pip: steps, blockers, fixes."""
     from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.cli.live import live
     from te_doctor.plan.pip_predict import predict
     from te_doctor.plan.planner import make_plan
     from te_doctor.render.plan_render import PLAN_RENDERERS
 
     snapshot = take_snapshot(snapshot_file, python, smoke=False)
-    chosen = make_plan(snapshot, framework=framework, te_spec=te_spec)
+    chosen = make_plan(snapshot, framework=framework, te_spec=te_spec, python=python)
     interpreter = snapshot.host.python_executable.get()
     pip = None
-    if ask_pip and snapshot_file is None and interpreter:
-        pip = predict(interpreter, chosen.te_version, chosen.core_cuda_major)
-    write(PLAN_RENDERERS[output_format](chosen, pip), output)
+    if not ask_pip:
+        not_asked = "--no-pip"
+    elif snapshot_file is not None:
+        not_asked = "a saved snapshot: pip answers only on the machine itself"
+    elif not interpreter:
+        not_asked = "the interpreter to ask it under is unknown"
+    else:
+        not_asked = ""
+        with live("asking pip's resolver (dry run, nothing is installed)"):
+            pip = predict(interpreter, chosen.te_version, chosen.core_cuda_major)
+    write(PLAN_RENDERERS[output_format](chosen, pip, not_asked), output)
     if chosen.exit_code:
         raise click.exceptions.Exit(ExitCode.FINDINGS)

@@ -116,12 +116,10 @@ def _grouped(skipped: Sequence[tuple[str, str]]) -> str:
 
 
 def explained_verdicts(report: Report, smoke: SmokeFacts) -> tuple[PathVerdict, ...]:
-    """The report's ranking with rule ids spelled out and "predicted" evidence explained."""
-    messages = {f.rule_id: f.message for f in report.fired()}
+    """The report's ranking with "predicted" evidence explained (reasons are sentences)."""
     checks = {c.name: c for c in smoke.checks}
     explained = []
     for verdict in report.recommendation.ranking:
-        reasons = tuple(f"{r}: {messages[r]}" if r in messages else r for r in verdict.reasons)
         evidence = verdict.evidence
         if verdict.viable and not evidence:
             check = checks.get(verdict.id)
@@ -136,7 +134,7 @@ def explained_verdicts(report: Report, smoke: SmokeFacts) -> tuple[PathVerdict, 
             else:
                 why = "the smoke test has no check for it"
             evidence = f"predicted from the probed facts ({why})"
-        explained.append(dataclasses.replace(verdict, reasons=reasons, evidence=evidence))
+        explained.append(dataclasses.replace(verdict, evidence=evidence))
     return tuple(explained)
 
 

@@ -122,7 +122,7 @@ def diagnose(
     not match the captured error lines are tried on it too.
     """
     findings = _named_gpu_counts(
-        _not_stated_is_not_evidence(evaluate(facts, rules, NOT_PASTED), facts, rules),
+        _not_stated_is_not_evidence(evaluate(facts, rules, unknown_text=NOT_PASTED), facts, rules),
         facts,
         rules,
     )
@@ -161,7 +161,9 @@ def _fired_on_prose(
     rest = [rule for rule in signatures if rule.id not in done]
     values = {**facts.values, "smoke.error_text": Fact.of(prose, f"{SOURCE}: pasted text")}
     with_prose = FlatFacts(values, facts.gpus, facts.environment_complete)
-    found = _not_stated_is_not_evidence(evaluate(with_prose, rest, NOT_PASTED), with_prose, rest)
+    found = _not_stated_is_not_evidence(
+        evaluate(with_prose, rest, unknown_text=NOT_PASTED), with_prose, rest
+    )
     return {f.rule_id: f for f in found if f.outcome is Outcome.FIRED}
 
 
