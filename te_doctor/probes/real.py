@@ -13,6 +13,7 @@ import os
 import platform
 import socket
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,16 @@ def _system_info() -> SystemInfo:
     )
 
 
+#: What the deprecated ``pynvml`` distribution's import hook says on the first ``import pynvml``
+#: (its ``_pynvml_redirector``): another package's warning, not te-doctor's to print. When that
+#: distribution is in the diagnosed environment, rule TED425 reports it.
+DEPRECATED_PYNVML_WARNING = r"The pynvml (package|_utils module) is deprecated"
+
+
 def _load_nvml() -> Any:
-    import pynvml  # nvidia-ml-py; imported only when the NVIDIA probe runs
+    """nvidia-ml-py's ``pynvml`` module, imported only when the NVIDIA probe runs, quietly."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=DEPRECATED_PYNVML_WARNING)
+        import pynvml
 
     return pynvml
