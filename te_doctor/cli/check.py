@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from te_doctor.cli.colour import wants_colour
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.render.style import Style, can_encode
@@ -73,7 +74,7 @@ RULES_DIR = click.option(
     default="auto",
     show_default=True,
     type=click.Choice(["auto", "always", "never"]),
-    help="Colour in text output.",
+    help="Colour in text output; auto follows NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE.",
 )
 @RULES_DIR
 def check(
@@ -102,9 +103,10 @@ def check(
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
     report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
     report = dataclasses.replace(report, measured=cite(snapshot, report.recommendation.path))
-    to_terminal = output is None and sys.stdout.isatty()
     style = Style(
-        color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
+        color=wants_colour(
+            color, to_terminal=sys.stdout.isatty(), to_file=output is not None, env=os.environ
+        ),
         unicode=output is not None or can_encode(sys.stdout.encoding),
         verbose=verbose,
     )
@@ -158,7 +160,3 @@ def write(text: str, output: Path | None, *, color: bool = False) -> None:
     except OSError as exc:
         raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
     click.echo(f"te-doctor: wrote {output}", err=True)
-
-
-def _colour_allowed() -> bool:
-    return "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
