@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import NoReturn
 
@@ -54,3 +55,20 @@ def te_root(venv_python: Path) -> Path:
         timeout=60,
     ).stdout.strip()
     return Path(purelib) / "transformer_engine"
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """te-doctor's wheel, built once per session from this checkout (no network needed)."""
+    outdir = tmp_path_factory.mktemp("wheel")
+    root = Path(__file__).parents[1]
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir)]
+        + [str(root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    (wheel,) = outdir.glob("te_doctor-*.whl")
+    return wheel
