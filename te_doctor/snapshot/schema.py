@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import types
 from collections.abc import Mapping
 from typing import Any, NewType, get_args, get_origin
@@ -103,7 +104,8 @@ def _record_schema(cls: Any, definitions: dict[str, Any]) -> dict[str, Any]:
     types = field_types(cls)
     return {
         "type": "object",
-        "description": (cls.__doc__ or "").strip(),
+        # cleandoc: Python 3.13 strips docstring indentation at compile time, older ones do not.
+        "description": inspect.cleandoc(cls.__doc__ or ""),
         "properties": {name: _type_schema(tp, definitions) for name, tp in types.items()},
         "required": list(types),
         "additionalProperties": False,
