@@ -11,6 +11,7 @@ import pytest
 from te_doctor.check.schemas import schema_text
 from te_doctor.errors import SnapshotError
 from te_doctor.snapshot.codec import to_data
+from te_doctor.snapshot.facts import FactState
 from te_doctor.snapshot.file import dumps, load, loads
 from te_doctor.snapshot.schema import snapshot_schema
 from tests.snapshots import busy_snapshot
@@ -70,7 +71,7 @@ def mutated(tmp_path: Path, change: str) -> str:
         ("missing-field", "driver.version: missing field"),
         ("two-states", "driver.version: a fact needs exactly one of"),
         ("bool-for-int", "driver.gpu_count.value: expected int, got bool"),
-        ("newer", "schema_version 99 is newer than this te-doctor understands (3); upgrade"),
+        ("newer", "schema_version 99 is newer than this te-doctor understands (4); upgrade"),
         ("older", "schema_version 0 is not a te-doctor schema"),
         ("no-version", "schema_version: missing or not an integer"),
     ],
@@ -108,6 +109,18 @@ def test_a_schema_1_snapshot_is_upgraded(tmp_path: Path) -> None:
     data["schema_version"] = 1
     del data["smoke"]
     snapshot = loads(json.dumps(data))
-    assert snapshot.schema_version == 3
+    assert snapshot.schema_version == 4
     assert "before te-doctor had a smoke test" in snapshot.smoke.outcome.reason
     assert "before te-doctor probed build prerequisites" in snapshot.build.cxx.reason
+
+
+def test_a_schema_3_snapshot_says_it_did_not_record_why_its_interpreter(tmp_path: Path) -> None:
+    """Schema 3 had no host.python_chosen_by: it loads with the fact absent, saying why."""
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    data["schema_version"] = 3
+    del data["host"]["python_chosen_by"]
+    snapshot = loads(json.dumps(data))
+    assert snapshot.schema_version == 4
+    chosen = snapshot.host.python_chosen_by
+    assert chosen.state is FactState.ABSENT
+    assert chosen.reason == "recorded before te-doctor said why it chose the interpreter"

@@ -12,6 +12,7 @@ from te_doctor.engine.paths import ExecutionPath, load_paths
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
 from te_doctor.errors import TeDoctorError
+from te_doctor.probes.target import Target
 from te_doctor.snapshot.model import Snapshot
 
 
@@ -25,12 +26,12 @@ def load_rule_set(
 
 def take_snapshot(
     snapshot_file: Path | None,
-    python: str | None,
+    target: Target | None,
     *,
     smoke: bool = False,
     smoke_timeout_s: float = 30.0,
 ) -> Snapshot:
-    """Load a saved snapshot, or probe this machine (for ``python`` if given).
+    """Load a saved snapshot, or probe this machine for ``target`` (None: this interpreter).
 
     With ``smoke``, the smoke test runs in a child of the diagnosed interpreter.
     """
@@ -42,7 +43,7 @@ def take_snapshot(
     from te_doctor.probes.real import real_context
     from te_doctor.smoke.runner import run_smoke
 
-    context = real_context(python)
+    context = real_context(target)
     facts = run_smoke(context.python.executable, timeout_s=smoke_timeout_s) if smoke else None
     return collect_snapshot(context, smoke=facts)
 

@@ -12,6 +12,7 @@ import click
 from te_doctor.cli.colour import wants_colour
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.probes.target import Target
 from te_doctor.render.style import Style, can_encode
 
 RULES_DIR = click.option(
@@ -25,7 +26,7 @@ RULES_DIR = click.option(
 
 @click.command()
 @snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
-@python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
+@python_option("Diagnose this interpreter (its packages; the smoke test runs under it).")
 @format_option("json", "markdown", "junit", help="Report format.")
 @output_option("the report")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
@@ -79,7 +80,7 @@ RULES_DIR = click.option(
 @RULES_DIR
 def check(
     snapshot_file: Path | None,
-    python: str | None,
+    python: Target,
     output_format: str,
     output: Path | None,
     verbose: bool,

@@ -28,6 +28,7 @@ def render_check_text(report: Report, style: Style) -> str:
     lines = [
         f"te-doctor {report.te_doctor_version} check: {machine.gpus}; driver {machine.driver}; "
         f"torch {machine.torch}; Transformer Engine {machine.transformer_engine}",
+        f"Diagnosed: {machine.python}",
         _headline(report, style),
         "",
     ]

@@ -8,6 +8,7 @@ from pathlib import Path
 from te_doctor.errors import SnapshotError
 from te_doctor.snapshot.absent import not_run
 from te_doctor.snapshot.codec import from_data, to_data, unknown_record
+from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import SCHEMA_VERSION, BuildFacts, Snapshot
 
 
@@ -63,7 +64,15 @@ def _upgrade(data: dict[str, object], version: int) -> dict[str, object]:
     if version == 2:  # schema 2 had no build section
         reason = "recorded before te-doctor probed build prerequisites"
         build = to_data(unknown_record(BuildFacts, reason, "build"))
-        data = {**data, "schema_version": 3, "build": build}
+        data, version = {**data, "schema_version": 3, "build": build}, 3
+    if version == 3:  # schema 3 did not say why its interpreter was the one diagnosed
+        why: Fact[str] = Fact.absent(
+            "recorded before te-doctor said why it chose the interpreter", "host"
+        )
+        host = data.get("host")
+        if isinstance(host, dict):
+            data = {**data, "host": {**host, "python_chosen_by": to_data(why)}}
+        data = {**data, "schema_version": 4}
     return data
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -46,6 +46,8 @@ class HostFacts:
     python_version: Fact[Version]
     python_implementation: Fact[str]
     python_executable: Fact[str]
+    #: Why that interpreter was diagnosed: the active venv, ``--python``, te-doctor's own.
+    python_chosen_by: Fact[str]
     glibc_version: Fact[Version]
     cpu_count: Fact[int]
     memory_total_mib: Fact[int]
