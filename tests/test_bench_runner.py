@@ -12,6 +12,7 @@ from te_doctor.bench.choose import PlannedPath
 from te_doctor.bench.record import BenchSettings, PathRun
 from te_doctor.bench.runner import run_path, run_paths
 from te_doctor.bench.workload import build_workload
+from tests.conftest import need_torch
 
 CHILDREN = Path(__file__).parent / "data" / "bench_children"
 TINY = build_workload(
@@ -90,10 +91,10 @@ def test_skipped_paths_are_recorded_not_run() -> None:
 
 # --------------------------------------------------------------------------- the real child
 
-torch = pytest.importorskip("torch", reason="the dev extra installs torch (CPU)")
 
-
+@pytest.mark.torch
 def test_the_real_child_times_the_cpu_path() -> None:
+    torch = need_torch()
     run = run_path(sys.executable, PlannedPath("cpu", "cpu", "", ""), TINY, SETTINGS)
     assert run.status == "ran", run.reason
     assert run.torch_version == torch.__version__ and run.device_name == "cpu"
@@ -104,6 +105,7 @@ def test_the_real_child_times_the_cpu_path() -> None:
         assert component.memory_kind == "peak-rss" and (component.memory_bytes or 0) > 10**7
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize(("path_id", "tolerance"), [("torch-amp-bf16", 0.02), ("torch-fp8", 0.1)])
 def test_the_real_child_checks_low_precision_against_fp32(path_id: str, tolerance: float) -> None:
     run = run_path(sys.executable, PlannedPath(path_id, "cpu", "", ""), TINY, SETTINGS)

@@ -37,9 +37,10 @@ def test_this_machine_gets_a_clear_verdict() -> None:
     assert result.returncode == 1, result.stderr
     assert "FP8: not possible here (TED101" in result.stdout
     assert "no-visible-gpu" in result.stdout and "fix:" in result.stdout
-    if importlib.util.find_spec("torch") is None:
-        assert "Use: nothing runs here yet; closest: cpu" in result.stdout
-    else:  # torch (CPU) is installed by the dev extra: the smoke test proves the CPU path
+    if importlib.util.find_spec("torch") is None:  # Pythons without the torch group
+        assert "TED802 torch-import-failed-in-smoke-test" in result.stdout
+        assert "Use: nothing runs here yet" in result.stdout
+    else:  # torch (CPU) is installed by the dev group: the smoke test proves the CPU path
         assert "Use: cpu: PyTorch on the CPU. Verified here: smoke GEMM cpu" in result.stdout
         assert "torch-fp8 on cpu: ok, relative error" in result.stdout
     assert te_doctor("check", "--fail-on", "never").returncode == 0

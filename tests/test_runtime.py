@@ -3,7 +3,6 @@ id has a way to be enabled (checked without torch or TE)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from te_doctor.runtime.selection import (
 )
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import SmokeFacts
+from tests.conftest import need_torch
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -84,8 +84,7 @@ def smoke_runs(monkeypatch: pytest.MonkeyPatch) -> CountingSmoke:
 def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     code = readme_example()
     assert len([line for line in code.splitlines() if line.strip()]) == 10
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not importable in the test interpreter")
+    need_torch()  # the example trains a layer
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
