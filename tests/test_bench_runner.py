@@ -115,6 +115,7 @@ def test_the_real_child_checks_low_precision_against_fp32(path_id: str, toleranc
         assert component.rel_error is not None and 1e-5 < component.rel_error < tolerance
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_the_real_child_reports_a_te_path_on_a_broken_install(venv_python: Path) -> None:
     """The real TE 2.20.2 wheels without cuDNN: the import fails and says why."""
     run = run_path(str(venv_python), PlannedPath("te-bf16", "cuda", "", ""), TINY, SETTINGS)
