@@ -97,6 +97,7 @@ def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     assert len(list((tmp_path / "te-doctor" / "paths").glob("*.json"))) == 1
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_select_path_imports_no_torch(tmp_path: Path) -> None:
     code = (
         "import sys, te_doctor\n"
@@ -116,6 +117,7 @@ def test_select_path_imports_no_torch(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the cache
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSmoke) -> None:
     first = select_path(cache_dir=tmp_path)
     assert smoke_runs.calls == 1 and not first.from_cache
@@ -137,6 +139,7 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 3 and not fourth.from_cache and fourth == first
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_a_crashed_smoke_test_gives_a_predicted_uncached_choice(
     tmp_path: Path, smoke_runs: CountingSmoke
 ) -> None:

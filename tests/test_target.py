@@ -7,6 +7,7 @@ te-doctor's own; the Python API keeps diagnosing the process that calls it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from te_doctor.probes.target import NAMED, Target, choose_target
-from te_doctor.runtime.selection import select_path
+from te_doctor.runtime.selection import NoViablePathError, select_path
 from tests.conftest import skip_or_fail
 from tests.real_venv import OfflineError, run_install
 
@@ -171,7 +172,8 @@ def test_select_path_keeps_diagnosing_its_own_process(
 ) -> None:
     """Called from a training script, the API describes that script's interpreter."""
     monkeypatch.setenv("VIRTUAL_ENV", str(train_venv))
-    select_path(smoke=False, cache_dir=tmp_path)
+    with contextlib.suppress(NoViablePathError):  # where this Python has no torch
+        select_path(smoke=False, cache_dir=tmp_path)
     (decision,) = tmp_path.glob("*.json")
     assert json.loads(decision.read_text(encoding="utf-8"))["facts"]["python"] == sys.executable
 
