@@ -41,7 +41,8 @@ def python_option(use: str) -> Decorator:
         "--python",
         metavar="PATH",
         callback=_target,
-        help=f"{use} Default: the active venv or conda environment; `self`: te-doctor's own.",
+        help=f"{use} Default: the activated venv or conda environment, else te-doctor's own "
+        "interpreter; `self`: te-doctor's own.",
     )
 
 
