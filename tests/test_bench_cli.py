@@ -19,7 +19,8 @@ from te_doctor.bench.plot import PlotError, check_plot_target
 from te_doctor.bench.record import load_run, run_to_data
 from te_doctor.bench.workload import build_workload, step_flops
 
-pytest.importorskip("torch", reason="the dev extra installs torch (CPU)")
+#: Every test here runs the real bench child, which needs torch.
+pytestmark = pytest.mark.torch
 
 SHAPE = [
     "--hidden-size",
@@ -156,7 +157,7 @@ def test_check_cites_the_bench_result_for_this_machine(
 def test_the_plot_is_drawn(
     measured: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
-    pytest.importorskip("matplotlib", reason="the dev extra installs matplotlib")
+    pytest.importorskip("matplotlib", reason="the test dependency group installs matplotlib")
     png, svg = tmp_path / "speedup.png", tmp_path / "speedup.svg"
     for file in (png, svg):
         done = te_doctor("bench", "--load", str(measured[0]), "--plot", str(file), cache=tmp_path)

@@ -3,7 +3,6 @@ id has a way to be enabled (checked without torch or TE)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from te_doctor.runtime.selection import (
 )
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import SmokeFacts
+from tests.conftest import need_torch
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -84,8 +84,7 @@ def smoke_runs(monkeypatch: pytest.MonkeyPatch) -> CountingSmoke:
 def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     code = readme_example()
     assert len([line for line in code.splitlines() if line.strip()]) == 10
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not importable in the test interpreter")
+    need_torch()  # the example trains a layer
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
@@ -98,6 +97,7 @@ def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     assert len(list((tmp_path / "te-doctor" / "paths").glob("*.json"))) == 1
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_select_path_imports_no_torch(tmp_path: Path) -> None:
     code = (
         "import sys, te_doctor\n"
@@ -117,6 +117,7 @@ def test_select_path_imports_no_torch(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the cache
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSmoke) -> None:
     first = select_path(cache_dir=tmp_path)
     assert smoke_runs.calls == 1 and not first.from_cache
@@ -140,6 +141,7 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 3 and not fourth.from_cache and fourth == first
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_a_crashed_smoke_test_gives_a_predicted_uncached_choice(
     tmp_path: Path, smoke_runs: CountingSmoke
 ) -> None:

@@ -15,6 +15,7 @@ from te_doctor.engine.remedies import load_remedies
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
 from te_doctor.errors import TeDoctorError
+from te_doctor.probes.target import Target
 from te_doctor.snapshot.absent import not_run
 from te_doctor.snapshot.model import SmokeFacts, Snapshot
 
@@ -29,13 +30,13 @@ def load_rule_set(
 
 def take_snapshot(
     snapshot_file: Path | None,
-    python: str | None,
+    target: Target | None,
     *,
     smoke: bool = False,
     smoke_timeout_s: float = 30.0,
     progress: Callable[[str], None] | None = None,
 ) -> Snapshot:
-    """Load a saved snapshot, or probe this machine (for ``python`` if given).
+    """Load a saved snapshot, or probe this machine for ``target`` (None: this interpreter).
 
     With ``smoke``, the smoke test runs in a child of the diagnosed interpreter; ``progress``
     hears what runs.
@@ -47,7 +48,7 @@ def take_snapshot(
     from te_doctor.probes import collect_snapshot
     from te_doctor.probes.real import real_context
 
-    context = real_context(python)
+    context = real_context(target)
     if progress is not None:
         progress("probing the machine")
     if not smoke:

@@ -61,6 +61,8 @@ class Machine:
     torch: str
     transformer_engine: str
     recorded_at: str
+    #: The interpreter diagnosed, its version, and why it was the one (the active venv, ...).
+    python: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,4 +238,16 @@ def _machine(facts: FlatFacts, snapshot: Snapshot) -> Machine:
         torch=show("torch.version", "not installed"),
         transformer_engine=show("te.version", "not installed"),
         recorded_at=snapshot.meta.created_at,
+        python=_interpreter(snapshot),
     )
+
+
+def _interpreter(snapshot: Snapshot) -> str:
+    """``/venv/bin/python (Python 3.12.3): the active virtual environment (VIRTUAL_ENV); ...``."""
+    host = snapshot.host
+    version = host.python_version.get()
+    shown = (host.python_executable.get() or "an unknown interpreter") + (
+        f" (Python {version})" if version else ""
+    )
+    why = host.python_chosen_by.get()
+    return f"{shown}: {why}" if why else shown

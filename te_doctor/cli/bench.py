@@ -12,6 +12,7 @@ from te_doctor.bench.workload import ACTIVATIONS, DEFAULT_PRESET, PRESETS
 from te_doctor.cli.check import write
 from te_doctor.cli.options import Decorator, format_option, output_option, python_option
 from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.probes.target import Target
 
 #: (warm-up, repeats) by where the paths run: GPUs are fast, delayed scaling needs history.
 DEFAULT_STEPS = {"cuda": (5, 20), "cpu": (2, 10)}
@@ -60,7 +61,7 @@ def _size_option(name: str, what: str) -> Decorator:
     metavar="FILE",
     help="Also draw the speed-ups to FILE (.png or .svg; needs matplotlib).",
 )
-@python_option("Benchmark another interpreter (a venv's bin/python) instead of te-doctor's own.")
+@python_option("Benchmark this interpreter (a venv's bin/python).")
 @click.option(
     "--load",
     "load_file",
@@ -93,7 +94,7 @@ def bench(
     output_format: str,
     output: Path | None,
     plot: Path | None,
-    python: str | None,
+    python: Target,
     load_file: Path | None,
     save: bool,
     quiet: bool,
@@ -157,7 +158,7 @@ def _measure(
     sizes: dict[str, int | str | None],
     requested: list[str],
     steps: tuple[int | None, int | None, float],
-    python: str | None,
+    python: Target,
     quiet: bool,
 ) -> BenchRun:
     """Probe, choose the paths, and run them (progress on stderr)."""
@@ -181,7 +182,7 @@ def _measure(
     with live("bench: starting", quiet=quiet) as status:
         return run_bench(
             snapshot,
-            python or sys.executable,
+            snapshot.host.python_executable.value or sys.executable,
             workload,
             settings,
             planned,

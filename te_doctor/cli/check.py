@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from te_doctor.cli.colour import wants_colour
 from te_doctor.cli.options import (
     complete_path_names,
     complete_rule_ids,
@@ -20,6 +21,7 @@ from te_doctor.cli.options import (
     snapshot_option,
 )
 from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.probes.target import Target
 from te_doctor.render.style import Style, can_encode
 
 #: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
@@ -36,7 +38,7 @@ RULES_DIR = click.option(
 
 @click.command()
 @snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
-@python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
+@python_option("Diagnose this interpreter (its packages; the smoke test runs under it).")
 @format_option("json", "markdown", "junit", help="Report format.")
 @output_option("the report")
 @click.option(
@@ -94,7 +96,7 @@ RULES_DIR = click.option(
     default="auto",
     show_default=True,
     type=click.Choice(["auto", "always", "never"]),
-    help="Colour in text output.",
+    help="Colour in text output; auto follows NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE.",
 )
 @RULES_DIR
 @click.option(
@@ -107,7 +109,7 @@ RULES_DIR = click.option(
 )
 def check(
     snapshot_file: Path | None,
-    python: str | None,
+    python: Target,
     output_format: str,
     output: Path | None,
     verbose: bool,
@@ -141,7 +143,9 @@ def check(
             smoke_timeout_s=smoke_timeout,
             progress=status.update if status.enabled else None,
         )
-    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device, python=python)
+    report = run_check(
+        snapshot, options, rules_dirs=rules_dirs, device=device, python=python.python
+    )
     report = dataclasses.replace(
         report,
         measured=cite(snapshot, report.recommendation.path),
@@ -149,7 +153,9 @@ def check(
     )
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
-        color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
+        color=wants_colour(
+            color, to_terminal=sys.stdout.isatty(), to_file=output is not None, env=os.environ
+        ),
         unicode=output is not None or can_encode(sys.stdout.encoding),
         verbose=verbose,
         width=shutil.get_terminal_size().columns if to_terminal else None,
@@ -207,7 +213,3 @@ def write(text: str, output: Path | None, *, color: bool = False) -> None:
     except OSError as exc:
         raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
     click.echo(f"te-doctor: wrote {output}", err=True)
-
-
-def _colour_allowed() -> bool:
-    return "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"

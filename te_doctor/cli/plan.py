@@ -9,6 +9,7 @@ import click
 from te_doctor.cli.check import write
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
 from te_doctor.errors import ExitCode
+from te_doctor.probes.target import Target
 
 
 @click.command()
@@ -25,7 +26,7 @@ from te_doctor.errors import ExitCode
     metavar="SPEC",
     help='A TE version (2.20.2) or specifier (">=2.9,<2.12"); default: newest that fits.',
 )
-@python_option("Plan for another interpreter (a venv's bin/python).")
+@python_option("Plan for this interpreter (a venv's bin/python).")
 @format_option("json", "markdown")
 @output_option("the plan")
 @click.option(
@@ -39,7 +40,7 @@ from te_doctor.errors import ExitCode
 def plan(
     framework: str,
     te_spec: str | None,
-    python: str | None,
+    python: Target,
     output_format: str,
     output: Path | None,
     ask_pip: bool,
@@ -53,7 +54,7 @@ def plan(
     from te_doctor.render.plan_render import PLAN_RENDERERS
 
     snapshot = take_snapshot(snapshot_file, python, smoke=False)
-    chosen = make_plan(snapshot, framework=framework, te_spec=te_spec, python=python)
+    chosen = make_plan(snapshot, framework=framework, te_spec=te_spec, python=python.python)
     interpreter = snapshot.host.python_executable.get()
     pip = None
     if not ask_pip:

@@ -10,6 +10,7 @@ import click
 from te_doctor.cli.check import write
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.probes.target import Target
 from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
 
 
@@ -23,7 +24,7 @@ from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
     "Secrets in environment variables are always removed.",
 )
 @snapshot_option("Render a saved snapshot instead of probing this machine.")
-@python_option("Diagnose the packages of another interpreter (e.g. a venv's bin/python).")
+@python_option("Diagnose the packages of this interpreter (e.g. a venv's bin/python).")
 @click.option(
     "--smoke",
     is_flag=True,
@@ -34,7 +35,7 @@ def probe(
     output: Path | None,
     redact: bool,
     snapshot_file: Path | None,
-    python: str | None,
+    python: Target,
     smoke: bool,
 ) -> None:
     """Record every fact about this machine (the bug-report artifact)."""

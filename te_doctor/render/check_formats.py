@@ -45,6 +45,7 @@ def render_check_markdown(report: Report, style: Style) -> str:
         "",
         f"- GPUs: {machine.gpus}; driver: {machine.driver}; torch: {machine.torch}; "
         f"Transformer Engine: {machine.transformer_engine}",
+        f"- Diagnosed: {machine.python}",
         f"- Best execution path now: `{report.recommendation.path or 'none'}`",
     ]
     lines += [f"- Gate: {reason}" for reason in report.gate.reasons]

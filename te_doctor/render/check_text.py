@@ -30,6 +30,7 @@ def render_check_text(report: Report, style: Style) -> str:
     lines = [
         f"te-doctor {report.te_doctor_version} check: {machine.gpus}; {driver}; "
         f"torch {machine.torch}; Transformer Engine {machine.transformer_engine}",
+        f"Diagnosed: {machine.python}",
         *headline_lines(report, style),
         "",
     ]

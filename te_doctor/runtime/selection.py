@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,6 +33,8 @@ from te_doctor.snapshot.model import SmokeFacts
 #: Smoke outcomes that are a property of the machine (the child finished); a crash, a timeout
 #: or a signal may be transient, so those decisions are not cached.
 SETTLED_OUTCOMES = ("ok", "failed")
+#: How long a process waits for another's decision beyond that one's smoke test.
+LOCK_MARGIN_S = 30.0
 
 
 class UnknownPathError(TeDoctorError):
@@ -181,7 +184,15 @@ def decide(
     facts = key_facts(probed, smoke=smoke)
     key = cache_key(facts)
     file = Path(cache_dir or default_cache_dir()) / f"{key[:32]}.json"
-    with locked(file) if cache else contextlib.nullcontext():
+    lock_wait_s = timeout_s + LOCK_MARGIN_S if smoke else LOCK_MARGIN_S
+    with locked(file, lock_wait_s) if cache else contextlib.nullcontext("held") as lock:
+        if lock == "busy":
+            warnings.warn(
+                f"te-doctor: {file.with_suffix('.lock')} was still locked after {lock_wait_s:g} s "
+                "(another process deciding); deciding without the lock",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         verdicts = read_cache(file, key) if cache else None
         if verdicts is not None and {v.id for v in verdicts} == {p.id for p in paths}:
             return Decision(verdicts, paths, from_cache=True)
