@@ -14,7 +14,7 @@ import pytest
 
 from te_doctor.check.pipeline import run_check
 from te_doctor.check.report import GateOptions
-from te_doctor.render import CHECK_RENDERERS
+from te_doctor.render.check_renderers import CHECK_RENDERERS
 from te_doctor.render.style import Style
 from te_doctor.snapshot.file import load
 

@@ -17,8 +17,9 @@ from _te_doctor_smoke_te_checks import TE_RECIPES
 
 import te_doctor
 import te_doctor.smoke.runner as runner
-from te_doctor.check.pipeline import run_check, take_snapshot
+from te_doctor.check.pipeline import run_check
 from te_doctor.check.report import GateOptions
+from te_doctor.check.snapshot_source import take_snapshot
 from te_doctor.engine.paths import load_paths
 from te_doctor.runtime.decision_cache import cache_key, key_facts
 from te_doctor.runtime.enable import ENABLERS, SelectedPath, te_autocast_api

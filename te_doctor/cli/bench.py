@@ -9,8 +9,8 @@ import click
 
 from te_doctor.bench.record import BenchRun
 from te_doctor.bench.workload import ACTIVATIONS, DEFAULT_PRESET, PRESETS
-from te_doctor.cli.check import write
 from te_doctor.cli.options import Decorator, format_option, output_option, python_option
+from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.probes.target import Target
 
@@ -165,7 +165,7 @@ def _measure(
     from te_doctor.bench.pipeline import plan_paths, run_bench
     from te_doctor.bench.record import BenchSettings
     from te_doctor.bench.workload import WorkloadError, build_workload
-    from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.cli.live import live
 
     try:

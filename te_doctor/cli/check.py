@@ -20,6 +20,7 @@ from te_doctor.cli.options import (
     python_option,
     snapshot_option,
 )
+from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.probes.target import Target
 from te_doctor.render.style import Style, can_encode
@@ -127,11 +128,12 @@ def check(
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
     from te_doctor.bench.citation import cite
-    from te_doctor.check.pipeline import run_check, take_snapshot
+    from te_doctor.check.pipeline import run_check
     from te_doctor.check.report import GateOptions, Report
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.cli.live import live
     from te_doctor.engine.frameworks import framework_advice
-    from te_doctor.render import CHECK_RENDERERS, CheckFormat
+    from te_doctor.render.check_renderers import CHECK_RENDERERS, CheckFormat
     from te_doctor.render.check_text import render_check_line
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
@@ -201,15 +203,3 @@ def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise TeDoctorError(f"no rule {rule_id!r}{hint}; `te-doctor rules` lists them")
     click.echo(explain_rule(found), nl=False)
-
-
-def write(text: str, output: Path | None, *, color: bool = False) -> None:
-    """Write to ``output`` (created only now, after success) or stdout."""
-    if output is None:
-        click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    click.echo(f"te-doctor: wrote {output}", err=True)

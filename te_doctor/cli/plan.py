@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.check import write
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode
 from te_doctor.probes.target import Target
 
@@ -47,7 +47,7 @@ def plan(
     snapshot_file: Path | None,
 ) -> None:
     """How to install TE here, before anyone runs pip: steps, blockers, fixes."""
-    from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.cli.live import live
     from te_doctor.plan.pip_predict import predict
     from te_doctor.plan.planner import make_plan

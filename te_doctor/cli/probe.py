@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.check import write
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
+from te_doctor.cli.output import write
 from te_doctor.probes.target import Target
-from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
+from te_doctor.render.snapshot_renderers import SNAPSHOT_RENDERERS, OutputFormat
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -39,7 +39,7 @@ def probe(
     smoke: bool,
 ) -> None:
     """Record every fact about this machine (the bug-report artifact)."""
-    from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.snapshot.redact import redact_personal
 
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke)

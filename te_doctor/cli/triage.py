@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.check import RULES_DIR, write
+from te_doctor.cli.check import RULES_DIR
 from te_doctor.cli.options import format_option, output_option
+from te_doctor.cli.output import write
 from te_doctor.errors import TeDoctorError
 
 
@@ -78,7 +79,8 @@ def diff(
     rules_dirs: tuple[Path, ...],
 ) -> None:
     """Compare two snapshots (or a snapshot and this machine): what differs, what it explains."""
-    from te_doctor.check.pipeline import load_rule_set, take_snapshot
+    from te_doctor.check.pipeline import load_rule_set
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.engine.flatten import flatten
     from te_doctor.probes.target import choose_target
     from te_doctor.render.diff_render import DIFF_RENDERERS

@@ -176,7 +176,8 @@ def decide(
     timeout_s: float = 30.0,
 ) -> Decision:
     """Every path's verdict here (``select_path`` without the choice), decided once and cached."""
-    from te_doctor.check.pipeline import run_check, take_snapshot
+    from te_doctor.check.pipeline import run_check
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.smoke.runner import run_smoke
 
     paths = load_paths()

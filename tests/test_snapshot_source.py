@@ -1,4 +1,4 @@
-"""take_snapshot: the smoke child starts first and the probes run while it imports torch."""
+"""take_snapshot (check/snapshot_source.py): the smoke child first, the probes meanwhile."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import te_doctor.probes
 import te_doctor.smoke.runner
-from te_doctor.check.pipeline import take_snapshot
+from te_doctor.check.snapshot_source import take_snapshot
 from te_doctor.snapshot.absent import not_run
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import SmokeFacts, Snapshot
