@@ -215,6 +215,7 @@ def outputs(tmp_path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
+@pytest.mark.torch  # the cpu path needs torch installed
 def test_the_check_step_gates_and_writes_the_summary_and_junit(tmp_path: Path) -> None:
     python = sys.executable
     failing = run_check_step(

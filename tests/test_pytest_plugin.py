@@ -108,6 +108,7 @@ def test_loading_the_plugin_imports_no_te_doctor_stage() -> None:
     ]
 
 
+@pytest.mark.torch
 def test_fp8_skips_naming_the_missing_gpu_and_cpu_runs(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -242,6 +243,7 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.torch
 def test_readme_example_is_ten_lines_and_runs(
     pytester: pytest.Pytester, fake_decide: FakeDecide
 ) -> None:
