@@ -215,6 +215,7 @@ def outputs(tmp_path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
+@pytest.mark.torch  # the cpu path needs torch installed
 def test_the_check_step_gates_and_writes_the_summary_and_junit(tmp_path: Path) -> None:
     python = sys.executable
     failing = run_check_step(
@@ -274,5 +275,5 @@ def test_a_fresh_install_as_a_runner_runs_both_steps(tmp_path: Path) -> None:
         ["bash", "-c", steps()[1]["run"]], env=env, capture_output=True, text=True, timeout=300
     )
     assert check.returncode in (0, 1), check.stderr
-    assert "Use: cpu: PyTorch on the CPU. Verified here" in check.stdout
+    assert "Use: cpu-bf16: PyTorch autocast BF16 on the CPU. Verified here" in check.stdout
     assert outputs(tmp_path)["passed"] == ("true" if check.returncode == 0 else "false")

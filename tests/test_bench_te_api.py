@@ -91,6 +91,7 @@ def test_the_child_calls_every_te_module_it_benchmarks() -> None:
     assert set(child_calls()) == set(TE_CALLABLES)
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 @pytest.mark.parametrize("name", list(TE_CALLABLES))
 def test_each_call_fits_the_real_signature(te_root: Path, name: str) -> None:
     file, positional = TE_CALLABLES[name]
@@ -100,6 +101,7 @@ def test_each_call_fits_the_real_signature(te_root: Path, name: str) -> None:
         assert keywords <= set(accepted), (name, keywords - set(accepted))
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_the_recipes_and_their_fields_exist(te_root: Path) -> None:
     source = (te_root / "common" / "recipe" / "__init__.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
@@ -124,6 +126,7 @@ def test_the_recipes_and_their_fields_exist(te_root: Path) -> None:
     assert "HYBRID = " in (ast.get_source_segment(source, classes["Format"]) or "")
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_the_literal_options_are_ones_te_knows(te_root: Path) -> None:
     mlp = (te_root / "pytorch" / "module" / "layernorm_mlp.py").read_text(encoding="utf-8")
     assert '"gelu"' in mlp and '"swiglu"' in mlp

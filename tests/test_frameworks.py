@@ -157,7 +157,7 @@ def test_the_json_report_carries_the_settings_and_keeps_its_schema() -> None:
     data = json.loads(result.stdout)
     validator = jsonschema.Draft202012Validator(report_schema())
     validator.validate(data)
-    assert data["schema"] == "te-doctor/report/v2"
+    assert data["schema"] == "te-doctor/report/v3"
     (advice,) = data["frameworks"]
     assert (advice["framework"], advice["path"]) == ("lightning", "te-mxfp8")
     assert "recipe=MXFP8BlockScaling()" in advice["settings"]

@@ -21,7 +21,7 @@ from te_doctor.runtime.selection import Decision
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).parents[1]
-NO_GPU = "TED101: No NVIDIA GPU is visible to CUDA here: TE and every GPU path need one."
+NO_GPU = "No NVIDIA GPU is visible to CUDA here: TE and every GPU path need one (TED101)."
 SECTION = "### In a test suite: the pytest plugin"
 
 FP8_AND_CPU_TESTS = """
@@ -36,7 +36,7 @@ def test_cpu_step():
     pass
 
 def test_path(te_path):
-    assert te_path.id == "cpu" and te_path.device == "cpu"
+    assert te_path.id in ("cpu", "cpu-bf16") and te_path.device == "cpu"
 """
 
 
@@ -108,6 +108,7 @@ def test_loading_the_plugin_imports_no_te_doctor_stage() -> None:
     ]
 
 
+@pytest.mark.torch
 def test_fp8_skips_naming_the_missing_gpu_and_cpu_runs(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,17 +121,17 @@ def test_fp8_skips_naming_the_missing_gpu_and_cpu_runs(
     result.stdout.fnmatch_lines(["plugins: *te-doctor-*"])
     result.stdout.re_match_lines(
         [
-            r"SKIPPED \[1\] test_demo.py:\d+: te-doctor: fp8 does not run here: TED101: "
-            r"No NVIDIA GPU is visible to CUDA here: TE and every GPU path need one "
+            r"SKIPPED \[1\] test_demo.py:\d+: te-doctor: fp8 does not run here: "
+            r"No NVIDIA GPU is visible to CUDA here: TE and every GPU path need one \(TED101\) "
             r"\(te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8\)$",
         ]
     )
-    result.stdout.fnmatch_lines(["te-doctor: best path here: cpu (verified)"])
+    result.stdout.fnmatch_lines(["te-doctor: best path here: cpu-bf16 (verified)"])
     # One decision, cached for the next session, which then neither probes GPUs nor smokes.
     assert len(list((tmp_path / "cache" / "te-doctor" / "paths").glob("*.json"))) == 1
     again = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
     again.assert_outcomes(passed=2, skipped=1)
-    again.stdout.fnmatch_lines(["te-doctor (from its cache): best path here: cpu (verified)"])
+    again.stdout.fnmatch_lines(["te-doctor (from its cache): best path here: cpu-bf16 (verified)"])
 
 
 def test_one_decision_for_every_mark_and_the_fixture(
@@ -155,11 +156,11 @@ def test_one_recipe():
     result.stdout.fnmatch_lines(
         [
             "te-doctor (without the smoke test): best path here: cpu (verified)",
-            "*SKIPPED [[]1[]] test_many.py: te-doctor: bf16 does not run here: TED101: *"
+            "*SKIPPED [[]1[]] test_many.py: te-doctor: bf16 does not run here: *(TED101) "
             "(te-bf16, torch-amp-bf16)",
             # A single path is not repeated after its reason.
-            "*test_many.py:*: te-doctor: te-fp8-current does not run here: TED101: No NVIDIA GPU"
-            " is visible to CUDA here: TE and every GPU path need one",
+            "*test_many.py:*: te-doctor: te-fp8-current does not run here: No NVIDIA GPU"
+            " is visible to CUDA here: TE and every GPU path need one (TED101)",
         ]
     )
 
@@ -183,7 +184,7 @@ def test_path(te_path):
     best.assert_outcomes(passed=2)
     fp8 = pytester.runpytest_inprocess("-rs", "--te-doctor-require", "te-fp8")
     fp8.assert_outcomes(skipped=2)
-    fp8.stdout.fnmatch_lines(["*test_*.py:*: te-doctor: te-fp8 does not run here: TED101*"] * 2)
+    fp8.stdout.fnmatch_lines(["*test_*.py:*: te-doctor: te-fp8 does not run here: *TED101*"] * 2)
     assert fake_decide.smoke_flags == [True, True]  # one decision per session
 
 
@@ -242,6 +243,7 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.torch
 def test_readme_example_is_ten_lines_and_runs(
     pytester: pytest.Pytester, fake_decide: FakeDecide
 ) -> None:
@@ -251,7 +253,7 @@ def test_readme_example_is_ten_lines_and_runs(
     pytester.makepyfile(test_readme=example + "\n\n" + on_cpu)
     result = pytester.runpytest_inprocess("-rs")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*te-doctor: fp8 does not run here: TED101*"])
+    result.stdout.fnmatch_lines(["*te-doctor: fp8 does not run here: *(TED101)*"])
 
 
 def test_skip_reason_groups_paths_by_cause() -> None:

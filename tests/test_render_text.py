@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
+from te_doctor.render.snapshot_renderers import SNAPSHOT_RENDERERS, OutputFormat
 from te_doctor.render.text import render_snapshot_text
 from tests.snapshots import busy_snapshot
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
 import os
 import stat
 import sys
@@ -33,12 +32,11 @@ from te_doctor_smoke_child import FAULT_ENV, WRONG_SCALE
 from te_doctor.smoke.runner import CHILD, run_smoke
 from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 from te_doctor.toml_compat import tomllib
+from tests.conftest import need_torch
 from tests.smoke_results import GPU_CHECKS
 
 REPO = Path(__file__).resolve().parents[1]
 FAULT_INJECTED = {FAULT_ENV: WRONG_SCALE}
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable in this Python")
 
 
 def checks_by_name(facts: SmokeFacts) -> dict[str, SmokeCheck]:
@@ -84,7 +82,7 @@ def test_wrong_scale_is_caught(venv_python: Path) -> None:
     assert checks_by_name(facts)["cpu"].status == "ok"
 
 
-@needs_torch
+@pytest.mark.torch
 def test_child_under_this_python() -> None:
     facts = run_smoke(sys.executable, timeout_s=60)
     assert facts.outcome.value in ("ok", "failed"), facts.error_text
@@ -239,7 +237,7 @@ class DelayedScaling:
 
 @pytest.fixture
 def torch() -> Any:
-    return pytest.importorskip("torch")
+    return need_torch()
 
 
 @pytest.fixture
@@ -302,6 +300,14 @@ def test_plain_gpu_checks_on_the_cpu(torch: Any, name: str) -> None:
     entry = run(cpu_state(torch, FakeTE(torch)), name)
     assert entry["status"] == "ok", entry
     assert entry["rel_error"] <= entry["tolerance"]
+
+
+def test_cpu_bf16_runs_autocast_on_the_cpu(torch: Any) -> None:
+    """The CPU BF16 path's check: bf16 outputs, within the BF16 tolerance, yet not exact."""
+    entry = run(cpu_state(torch), "cpu-bf16")
+    assert entry["device"] == "cpu" and entry["status"] == "ok", entry
+    assert entry["detail"].endswith("(output torch.bfloat16)")
+    assert 1e-4 < entry["rel_error"] <= entry["tolerance"] == 0.02  # really BF16, not FP32
 
 
 def test_amp_bf16_needs_ampere(torch: Any) -> None:

@@ -137,3 +137,15 @@ def test_a_schema_3_snapshot_is_upgraded_and_keeps_its_verdicts() -> None:
     assert snapshot.torch.linked_libraries == ()
     fired = {f.rule_id for f in run_check(snapshot, GateOptions()).findings if f.fired}
     assert {"TED201", "TED202"} <= fired and not fired & {"TED210", "TED211"}
+
+
+def test_a_schema_3_snapshot_says_it_did_not_record_why_its_interpreter(tmp_path: Path) -> None:
+    """Schema 3 had no host.python_chosen_by: it loads with the fact absent, saying why."""
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    data["schema_version"] = 3
+    del data["host"]["python_chosen_by"]
+    snapshot = loads(json.dumps(data))
+    assert snapshot.schema_version == 4
+    chosen = snapshot.host.python_chosen_by
+    assert chosen.state is FactState.ABSENT
+    assert chosen.reason == "recorded before te-doctor said why it chose the interpreter"

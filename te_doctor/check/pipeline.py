@@ -1,21 +1,19 @@
-"""``te-doctor check`` end to end: snapshot (probed or loaded), rules, paths, report."""
+"""``te-doctor check`` from a snapshot: the rules and paths, evaluated into the report."""
 
 from __future__ import annotations
 
-import dataclasses
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from te_doctor import __version__
 from te_doctor.check.report import GateOptions, Report, build_report
 from te_doctor.engine.flatten import flatten
 from te_doctor.engine.paths import ExecutionPath, load_paths
+from te_doctor.engine.remedies import load_remedies
 from te_doctor.engine.rule_model import Rule
 from te_doctor.engine.rules import load_rules
-from te_doctor.errors import InterpreterError, TeDoctorError
-from te_doctor.snapshot.absent import not_run
-from te_doctor.snapshot.model import SmokeFacts, Snapshot
+from te_doctor.errors import TeDoctorError
+from te_doctor.snapshot.model import Snapshot
 
 
 def load_rule_set(
@@ -26,83 +24,23 @@ def load_rule_set(
     return load_rules(rules_dirs, known_paths=[p.id for p in paths]), paths
 
 
-def take_snapshot(
-    snapshot_file: Path | None,
-    python: str | None,
-    *,
-    smoke: bool = False,
-    smoke_timeout_s: float = 30.0,
-) -> Snapshot:
-    """Load a saved snapshot, or probe this machine (for ``python`` if given).
-
-    With ``smoke``, the smoke test runs in a child of the diagnosed interpreter.
-    """
-    if snapshot_file is not None:
-        from te_doctor.snapshot.file import load
-
-        return load(snapshot_file)
-    from te_doctor.probes import collect_snapshot
-    from te_doctor.probes.real import real_context
-
-    try:
-        context = real_context(python)
-    except InterpreterError as exc:
-        raise TeDoctorError(_with_cause(str(exc), exc.output)) from None
-    if not smoke:
-        return collect_snapshot(context)
-    smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s)
-    probed = collect_snapshot(context)  # while the smoke child imports torch
-    return dataclasses.replace(probed, smoke=smoke_result())
-
-
-def _with_cause(message: str, output: str) -> str:
-    """``message``, and the error signatures that recognise ``output`` with their fix (the
-    same finding ``triage`` gives for that text): ``... ; TED784 libstdcxx-too-old: fix: ...``."""
-    from te_doctor.engine.error_causes import causes_of
-
-    causes = causes_of(output, load_rule_set()[0])
-    if not causes:
-        last = [line.strip() for line in output.splitlines() if line.strip()][-1:]
-        return message + (f" ({last[0][:300]})" if last and last[0] not in message else "")
-    cause, others = causes[0], ", ".join(f.rule_id for f in causes[1:])
-    fix = " ".join(cause.fix.split())
-    also = f" (also {others})" if others else ""
-    return f"{message}; {cause.rule_id} {cause.name}{also}: {cause.message} fix: {fix}"
-
-
-def _smoke_in_background(python: str, timeout_s: float) -> Callable[[], SmokeFacts]:
-    """Start the smoke test in a thread; the returned function waits for its result.
-
-    The thread is a daemon, so an interrupted check does not wait for it (its child, killed
-    at ``timeout_s`` in any case, is the runner's to end).
-    """
-    from te_doctor.smoke.runner import run_smoke
-
-    box: list[SmokeFacts] = []
-    worker = threading.Thread(
-        target=lambda: box.append(run_smoke(python, timeout_s=timeout_s)),
-        name="te-doctor-smoke",
-        daemon=True,
-    )
-    worker.start()
-
-    def result() -> SmokeFacts:
-        worker.join()
-        return box[0] if box else not_run("the smoke test ended without a result")
-
-    return result
-
-
 def run_check(
     snapshot: Snapshot,
     options: GateOptions,
     *,
     rules_dirs: Sequence[Path] = (),
     device: int | None = None,
+    python: str | None = None,
 ) -> Report:
-    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error."""
+    """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error.
+
+    ``python``: the interpreter ``--python`` named, carried into the report's commands.
+    """
     if device is not None and all(gpu.index != device for gpu in snapshot.gpus):
         there = ", ".join(str(gpu.index) for gpu in snapshot.gpus) or "none"
         raise TeDoctorError(f"--device {device}: no such GPU (GPU indices here: {there})")
     rules, paths = load_rule_set(rules_dirs)
-    return build_report(snapshot, flatten(snapshot, device), rules, paths, options, __version__)
+    facts = flatten(snapshot, device)
+    return build_report(
+        snapshot, facts, rules, paths, options, __version__, remedies=load_remedies(), python=python
+    )

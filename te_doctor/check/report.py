@@ -7,19 +7,31 @@ the CLI turns ``gate.passed`` into the exit code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from te_doctor.check.areas import Area, build_areas
+from te_doctor.check.commands import rerun_command, with_interpreter
+from te_doctor.check.headline import Headline, build_headline
 from te_doctor.engine.evaluate import Finding, Outcome, evaluate
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.frameworks import FrameworkAdvice
 from te_doctor.engine.paths import ExecutionPath, path_names
 from te_doctor.engine.recommend import PathVerdict, Recommendation, recommend
+from te_doctor.engine.remedies import Remedy, Start, choose_remedy
 from te_doctor.engine.rule_model import Rule, Severity
 from te_doctor.errors import TeDoctorError
 from te_doctor.snapshot.facts import FactState
 from te_doctor.snapshot.model import ProbeStatus, SmokeFacts, Snapshot
 
-REPORT_SCHEMA = "te-doctor/report/v2"
+#: v3 (from v2): findings may be "not-applicable" (false only because something they read is
+#: not here, where v2 said "passed"); path reasons are sentences in words, the blocking rule
+#: ids are in ``rules``; new ``areas``, ``headline``, ``start`` and ``rerun``. Readers of v2
+#: keep working on v3 by ignoring the new keys and treating "not-applicable" as not fired.
+#: v3 also carries ``frameworks``, the settings ``check --for`` asked for (an empty list
+#: otherwise).
+REPORT_SCHEMA = "te-doctor/report/v3"
+#: What a report's texts say where a fact has no value (an undecided rule's message).
+NOT_KNOWN = "(not known)"
 FAIL_ON = ("error", "warning", "never")
 
 
@@ -50,6 +62,8 @@ class Machine:
     torch: str
     transformer_engine: str
     recorded_at: str
+    #: The interpreter diagnosed, its version, and why it was the one (the active venv, ...).
+    python: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +93,14 @@ class Report:
     gate: Gate
     options: GateOptions
     probe_errors: tuple[ProbeStatus, ...]
+    #: One line per component, each with what was found and its findings.
+    areas: tuple[Area, ...]
+    #: FP8 here in a sentence: where it works, or the causes that matter.
+    headline: Headline
+    #: Where to start: the fix for the worst finding's root cause (None: nothing to fix).
+    start: Start | None
+    #: The command that checks this machine again (``--python`` carried through).
+    rerun: str
     #: The last ``te-doctor bench`` result for this machine, when one was saved.
     measured: BenchCitation | None = None
     #: ``check --for``: each framework's settings for the recommended path (optional in the
@@ -97,13 +119,30 @@ def build_report(
     paths: Sequence[ExecutionPath],
     options: GateOptions,
     version: str,
+    *,
+    remedies: Sequence[Remedy] = (),
+    python: str | None = None,
 ) -> Report:
-    """Evaluate, judge the paths and the gate; raises ``TeDoctorError`` for unknown names."""
+    """Evaluate, judge the paths and the gate; raises ``TeDoctorError`` for unknown names.
+
+    ``python`` is the interpreter ``--python`` named, if any: the rerun command carries it.
+    Every ``pip`` in a fix runs under the diagnosed interpreter.
+    """
     _check_names(rules, paths, options)
     ignored = set(options.ignore)
     active = [r for r in rules if r.id not in ignored and r.name not in ignored]
-    findings = evaluate(facts, active)
+    interpreter = snapshot.host.python_executable.get() or ""
+    findings = tuple(
+        replace(f, fix=with_interpreter(f.fix, interpreter)) if f.fix else f
+        for f in evaluate(facts, active, unknown_text=NOT_KNOWN)
+    )
     recommendation = recommend(facts, findings, snapshot.smoke, paths, options.require)
+    start = choose_remedy(facts, findings, remedies)
+    if start is not None:
+        start = replace(
+            start,
+            steps=tuple(with_interpreter(step, interpreter) for step in start.steps),
+        )
     return Report(
         schema=REPORT_SCHEMA,
         te_doctor_version=version,
@@ -114,6 +153,10 @@ def build_report(
         gate=_gate(facts, findings, recommendation.ranking, paths, options),
         options=options,
         probe_errors=tuple(p for p in snapshot.probes if p.state == "error"),
+        areas=build_areas(facts, snapshot, findings, active),
+        headline=build_headline(recommendation.ranking, paths, facts),
+        start=start,
+        rerun=rerun_command(python),
     )
 
 
@@ -200,4 +243,16 @@ def _machine(facts: FlatFacts, snapshot: Snapshot) -> Machine:
         torch=show("torch.version", "not installed"),
         transformer_engine=show("te.version", "not installed"),
         recorded_at=snapshot.meta.created_at,
+        python=_interpreter(snapshot),
     )
+
+
+def _interpreter(snapshot: Snapshot) -> str:
+    """``/venv/bin/python (Python 3.12.3): the active virtual environment (VIRTUAL_ENV); ...``."""
+    host = snapshot.host
+    version = host.python_version.get()
+    shown = (host.python_executable.get() or "an unknown interpreter") + (
+        f" (Python {version})" if version else ""
+    )
+    why = host.python_chosen_by.get()
+    return f"{shown}: {why}" if why else shown

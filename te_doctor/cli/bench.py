@@ -9,9 +9,10 @@ import click
 
 from te_doctor.bench.record import BenchRun
 from te_doctor.bench.workload import ACTIVATIONS, DEFAULT_PRESET, PRESETS
-from te_doctor.cli.check import write
 from te_doctor.cli.options import Decorator, format_option, output_option, python_option
+from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.probes.target import Target
 
 #: (warm-up, repeats) by where the paths run: GPUs are fast, delayed scaling needs history.
 DEFAULT_STEPS = {"cuda": (5, 20), "cpu": (2, 10)}
@@ -60,7 +61,7 @@ def _size_option(name: str, what: str) -> Decorator:
     metavar="FILE",
     help="Also draw the speed-ups to FILE (.png or .svg; needs matplotlib).",
 )
-@python_option("Benchmark another interpreter (a venv's bin/python) instead of te-doctor's own.")
+@python_option("Benchmark this interpreter (a venv's bin/python).")
 @click.option(
     "--load",
     "load_file",
@@ -74,7 +75,9 @@ def _size_option(name: str, what: str) -> Decorator:
     show_default=True,
     help="Keep the result as this machine's latest, which `te-doctor check` cites.",
 )
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option(
+    "--quiet", "-q", is_flag=True, help="No live status on stderr (there is none on a pipe)."
+)
 def bench(
     model: str | None,
     hidden_size: int | None,
@@ -91,7 +94,7 @@ def bench(
     output_format: str,
     output: Path | None,
     plot: Path | None,
-    python: str | None,
+    python: Target,
     load_file: Path | None,
     save: bool,
     quiet: bool,
@@ -155,14 +158,15 @@ def _measure(
     sizes: dict[str, int | str | None],
     requested: list[str],
     steps: tuple[int | None, int | None, float],
-    python: str | None,
+    python: Target,
     quiet: bool,
 ) -> BenchRun:
     """Probe, choose the paths, and run them (progress on stderr)."""
     from te_doctor.bench.pipeline import plan_paths, run_bench
     from te_doctor.bench.record import BenchSettings
     from te_doctor.bench.workload import WorkloadError, build_workload
-    from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.check.snapshot_source import take_snapshot
+    from te_doctor.cli.live import live
 
     try:
         workload = build_workload(model, **sizes)
@@ -175,10 +179,12 @@ def _measure(
     default_warmup, default_repeats = DEFAULT_STEPS[device]
     settings = BenchSettings(warmup or default_warmup, repeats or default_repeats, budget)
 
-    def progress(line: str) -> None:
-        if not quiet:
-            click.echo(f"bench: {line}", err=True)
-
-    return run_bench(
-        snapshot, python or sys.executable, workload, settings, planned, progress=progress
-    )
+    with live("bench: starting", quiet=quiet) as status:
+        return run_bench(
+            snapshot,
+            snapshot.host.python_executable.value or sys.executable,
+            workload,
+            settings,
+            planned,
+            progress=lambda line: status.update(f"bench: {line}"),
+        )

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from te_doctor.cli.colour import wants_colour
 from te_doctor.cli.options import (
     complete_path_names,
     complete_rule_ids,
@@ -17,7 +20,9 @@ from te_doctor.cli.options import (
     python_option,
     snapshot_option,
 )
-from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
+from te_doctor.cli.output import write
+from te_doctor.errors import ExitCode, TeDoctorError
+from te_doctor.probes.target import Target
 from te_doctor.render.style import Style, can_encode
 
 #: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
@@ -34,10 +39,18 @@ RULES_DIR = click.option(
 
 @click.command()
 @snapshot_option("Evaluate a saved snapshot (from `te-doctor probe --format json`) offline.")
-@python_option("Diagnose another interpreter (its packages; the smoke test runs under it).")
+@python_option("Diagnose this interpreter (its packages; the smoke test runs under it).")
 @format_option("json", "markdown", "junit", help="Report format.")
 @output_option("the report")
-@click.option("--verbose", "-v", is_flag=True, help="Also list passed and undecided rules.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Also list passed, not applicable and undecided rules."
+)
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="One summary line for scripts (text format), no progress on stderr.",
+)
 @click.option(
     "--fail-on",
     default="error",
@@ -84,7 +97,7 @@ RULES_DIR = click.option(
     default="auto",
     show_default=True,
     type=click.Choice(["auto", "always", "never"]),
-    help="Colour in text output.",
+    help="Colour in text output; auto follows NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE.",
 )
 @RULES_DIR
 @click.option(
@@ -97,10 +110,11 @@ RULES_DIR = click.option(
 )
 def check(
     snapshot_file: Path | None,
-    python: str | None,
+    python: Target,
     output_format: str,
     output: Path | None,
     verbose: bool,
+    quiet: bool,
     fail_on: str,
     require: tuple[str, ...],
     ignore: tuple[str, ...],
@@ -114,14 +128,26 @@ def check(
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
     from te_doctor.bench.citation import cite
-    from te_doctor.check.pipeline import run_check, take_snapshot
-    from te_doctor.check.report import GateOptions
+    from te_doctor.check.pipeline import run_check
+    from te_doctor.check.report import GateOptions, Report
+    from te_doctor.check.snapshot_source import take_snapshot
+    from te_doctor.cli.live import live
     from te_doctor.engine.frameworks import framework_advice
-    from te_doctor.render import CHECK_RENDERERS, CheckFormat
+    from te_doctor.render.check_renderers import CHECK_RENDERERS, CheckFormat
+    from te_doctor.render.check_text import render_check_line
 
     options = GateOptions(fail_on=fail_on, require=require, ignore=ignore, expect_gpus=expect_gpus)
-    snapshot = take_snapshot(snapshot_file, python, smoke=smoke, smoke_timeout_s=smoke_timeout)
-    report = run_check(snapshot, options, rules_dirs=rules_dirs, device=device)
+    with live("probing the machine", quiet=quiet) as status:
+        snapshot = take_snapshot(
+            snapshot_file,
+            python,
+            smoke=smoke,
+            smoke_timeout_s=smoke_timeout,
+            progress=status.update if status.enabled else None,
+        )
+    report = run_check(
+        snapshot, options, rules_dirs=rules_dirs, device=device, python=python.python
+    )
     report = dataclasses.replace(
         report,
         measured=cite(snapshot, report.recommendation.path),
@@ -129,11 +155,17 @@ def check(
     )
     to_terminal = output is None and sys.stdout.isatty()
     style = Style(
-        color=color == "always" or (color == "auto" and to_terminal and _colour_allowed()),
+        color=wants_colour(
+            color, to_terminal=sys.stdout.isatty(), to_file=output is not None, env=os.environ
+        ),
         unicode=output is not None or can_encode(sys.stdout.encoding),
         verbose=verbose,
+        width=shutil.get_terminal_size().columns if to_terminal else None,
     )
-    write(CHECK_RENDERERS[CheckFormat(output_format)](report, style), output, color=style.color)
+    render: Callable[[Report, Style], str] = CHECK_RENDERERS[CheckFormat(output_format)]
+    if quiet and output_format == "text":
+        render = render_check_line
+    write(render(report, style), output, color=style.color)
     if not report.gate.passed:
         raise click.exceptions.Exit(ExitCode.FINDINGS)
 
@@ -171,26 +203,3 @@ def explain(rule_id: str, rules_dirs: tuple[Path, ...]) -> None:
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise TeDoctorError(f"no rule {rule_id!r}{hint}; `te-doctor rules` lists them")
     click.echo(explain_rule(found), nl=False)
-
-
-def write(text: str, output: Path | None, *, color: bool = False) -> None:
-    """Write to ``output`` (created only now, after success) or stdout."""
-    if output is None:
-        try:
-            click.echo(text, nl=False, color=color or None)  # None: click strips codes off a tty
-        except BrokenPipeError:
-            raise OutputClosedError(
-                "stdout was closed before the output was written (its reader exited early)"
-            ) from None
-        return
-    try:
-        # Non-UTF-8 bytes from the environment or a path (decoded as surrogates) stay readable
-        # as \xNN instead of failing the write.
-        output.write_text(text, encoding="utf-8", errors="backslashreplace")
-    except OSError as exc:
-        raise TeDoctorError(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    click.echo(f"te-doctor: wrote {output}", err=True)
-
-
-def _colour_allowed() -> bool:
-    return "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"

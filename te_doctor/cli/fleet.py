@@ -13,8 +13,9 @@ from typing import Any
 
 import click
 
-from te_doctor.cli.check import RULES_DIR, write
+from te_doctor.cli.check import RULES_DIR
 from te_doctor.cli.options import Decorator, complete_path_names, format_option, output_option
+from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode, TeDoctorError
 
 FLEET_HELP = """\b

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 from click.shell_completion import CompletionItem
+
+from te_doctor.probes.target import Target, choose_target
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -54,8 +57,22 @@ def snapshot_option(use: str) -> Decorator:
 
 
 def python_option(use: str) -> Decorator:
-    """``--python PATH``: the interpreter (venv) to diagnose instead of te-doctor's own."""
-    return click.option("--python", metavar="PATH", help=use)
+    """``--python PATH|self``: the interpreter to diagnose, given to the command as a ``Target``.
+
+    Without it, the active environment's (``VIRTUAL_ENV``, ``CONDA_PREFIX``) when te-doctor runs
+    in another one (pipx, uvx, its own venv); ``self`` keeps te-doctor's own.
+    """
+    return click.option(
+        "--python",
+        metavar="PATH",
+        callback=_target,
+        help=f"{use} Default: the activated venv or conda environment, else te-doctor's own "
+        "interpreter; `self`: te-doctor's own.",
+    )
+
+
+def _target(_context: click.Context, _parameter: click.Parameter, value: str | None) -> Target:
+    return choose_target(value, os.environ)
 
 
 def format_option(*choices: str, help: str | None = None) -> Decorator:

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
-from te_doctor.cli.check import write
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.cli.options import format_option, output_option, python_option, snapshot_option
-from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
+from te_doctor.cli.output import write
+from te_doctor.probes.target import Target
+from te_doctor.render.snapshot_renderers import SNAPSHOT_RENDERERS, OutputFormat
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -23,7 +24,7 @@ from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
     "Secrets in environment variables are always removed.",
 )
 @snapshot_option("Render a saved snapshot instead of probing this machine.")
-@python_option("Diagnose the packages of another interpreter (e.g. a venv's bin/python).")
+@python_option("Diagnose the packages of this interpreter (e.g. a venv's bin/python).")
 @click.option(
     "--smoke",
     is_flag=True,
@@ -34,11 +35,11 @@ def probe(
     output: Path | None,
     redact: bool,
     snapshot_file: Path | None,
-    python: str | None,
+    python: Target,
     smoke: bool,
 ) -> None:
     """Record every fact about this machine (the bug-report artifact)."""
-    from te_doctor.check.pipeline import take_snapshot
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.snapshot.redact import redact_personal
 
     snapshot = take_snapshot(snapshot_file, python, smoke=smoke)

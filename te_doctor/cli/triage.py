@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from te_doctor.cli.check import RULES_DIR, write
+from te_doctor.cli.check import RULES_DIR
 from te_doctor.cli.options import format_option, output_option
+from te_doctor.cli.output import write
 from te_doctor.errors import TeDoctorError
 
 
@@ -77,14 +79,17 @@ def diff(
     rules_dirs: tuple[Path, ...],
 ) -> None:
     """Compare two snapshots (or a snapshot and this machine): what differs, what it explains."""
-    from te_doctor.check.pipeline import load_rule_set, take_snapshot
+    from te_doctor.check.pipeline import load_rule_set
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.engine.flatten import flatten
+    from te_doctor.probes.target import choose_target
     from te_doctor.render.diff_render import DIFF_RENDERERS
     from te_doctor.triage.diff import compare
 
     rules, _ = load_rule_set(rules_dirs)
     first = take_snapshot(left, None)
-    second = take_snapshot(right, None)  # no second file: this machine, probed now
+    # No second file: this machine, probed now, for the interpreter `check` would diagnose.
+    second = take_snapshot(right, choose_target(None, os.environ))
     names = (str(left), str(right) if right else "this machine")
     comparison = compare(flatten(first), flatten(second), rules, names)
     write(DIFF_RENDERERS[output_format](comparison), output)

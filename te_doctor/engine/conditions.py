@@ -173,20 +173,21 @@ class Condition:
         """The truth of the condition and the facts that were unknown, in leaf order."""
         unknown: list[str] = []
 
-        def run(leaves: tuple[Leaf, ...]) -> list[Truth]:
-            results = []
-            for leaf in leaves:
-                truth, missing = leaf.evaluate(facts)
-                results.append(truth)
-                unknown.extend(p for p in missing if p not in unknown)
-            return results
+        def truth_of(leaf: Leaf) -> Truth:
+            truth, missing = leaf.evaluate(facts)
+            unknown.extend(p for p in missing if p not in unknown)
+            return truth
 
+        result = self.combine(truth_of)
+        return result, tuple(unknown) if result is Truth.UNKNOWN else ()
+
+    def combine(self, truth_of: Callable[[Leaf], Truth]) -> Truth:
+        """The condition's truth from each leaf's, as ``truth_of`` gives it (all leaves run)."""
         parts = []
         if self.all:
-            parts.append(all_of(run(self.all)))
+            parts.append(all_of([truth_of(leaf) for leaf in self.all]))
         if self.any:
-            parts.append(any_of(run(self.any)))
+            parts.append(any_of([truth_of(leaf) for leaf in self.any]))
         if self.none:
-            parts.append(negate(any_of(run(self.none))))
-        result = all_of(parts)
-        return result, tuple(unknown) if result is Truth.UNKNOWN else ()
+            parts.append(negate(any_of([truth_of(leaf) for leaf in self.none])))
+        return all_of(parts)

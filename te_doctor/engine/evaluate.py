@@ -1,8 +1,9 @@
 """The rule engine: a pure function of (facts, rules) that returns findings.
 
 A rule whose condition is TRUE fires; UNKNOWN makes it "undecided" with the facts that were
-missing (never "passed"); FALSE passes. Findings come back in a stable order: severity,
-then rule id.
+missing (never "passed"); FALSE passes, unless it is false only because something it reads is
+not here, which makes it "not applicable" (``te_doctor/engine/applicability.py`` defines the
+line). Findings come back in a stable order: outcome, severity, then rule id.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from te_doctor.engine.applicability import not_here
 from te_doctor.engine.conditions import Truth
 from te_doctor.engine.error_capture import error_facts
 from te_doctor.engine.flatten import FlatFacts
@@ -28,6 +30,7 @@ class Outcome(str, enum.Enum):
     FIRED = "fired"
     UNDECIDED = "undecided"
     PASSED = "passed"
+    NOT_APPLICABLE = "not-applicable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,10 @@ class Finding:
     message: str
     fix: str
     blocks: tuple[str, ...]
+    #: For an undecided finding: the facts that were unknown, and why.
     missing: tuple[MissingFact, ...]
+    #: For a not-applicable finding: what it reads that is not here, and why.
+    absent: tuple[MissingFact, ...] = ()
 
     @property
     def fired(self) -> bool:
@@ -64,42 +70,47 @@ OTHER_ERROR_TEXTS = ("driver.evidence",)
 
 
 def evaluate(
-    facts: FlatFacts, rules: Sequence[Rule], placeholder: str = "?"
+    facts: FlatFacts, rules: Sequence[Rule], *, unknown_text: str = "?"
 ) -> tuple[Finding, ...]:
-    """One finding per rule (fired, undecided or passed), worst first; ``placeholder`` stands
-    for a fact without a value in the messages.
+    """One finding per rule (fired, undecided, passed or not applicable), worst first.
 
-    Error signatures that do not fire on the smoke test's error text are tried on each of
-    ``OTHER_ERROR_TEXTS``: a tool's failure is recognised like a pasted or a smoke error.
+    ``unknown_text`` stands in the texts for a fact that has no value. Error signatures that do
+    not fire on the smoke test's error text are tried on each of ``OTHER_ERROR_TEXTS``: a
+    tool's failure is recognised like a pasted or a smoke error.
     """
-    findings = step_back([evaluate_rule(facts, rule, placeholder) for rule in rules], rules)
+    findings = [evaluate_rule(facts, rule, unknown_text=unknown_text) for rule in rules]
+    findings = step_back(findings, rules)
     for path in OTHER_ERROR_TEXTS:
         text = facts.get(path)
         if text.known and text.value:
             other = with_error_text(facts, text.value, text.source)
-            found = fired_on(other, rules, findings, placeholder)
+            found = fired_on(other, rules, findings, unknown_text)
             findings = [found.get(f.rule_id, f) for f in findings]
-    order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2}
+    order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2, Outcome.NOT_APPLICABLE: 3}
     return tuple(sorted(findings, key=lambda f: (order[f.outcome], -f.severity.rank, f.rule_id)))
 
 
-def evaluate_rule(facts: FlatFacts, rule: Rule, placeholder: str = "?") -> Finding:
-    """Evaluate one rule."""
+def evaluate_rule(facts: FlatFacts, rule: Rule, *, unknown_text: str = "?") -> Finding:
+    """Evaluate one rule (``unknown_text``: the text for a fact without a value)."""
     truth, unknown = rule.when.evaluate(facts)
     outcome = {Truth.TRUE: Outcome.FIRED, Truth.UNKNOWN: Outcome.UNDECIDED}.get(
         truth, Outcome.PASSED
     )
-    shown = outcome is not Outcome.PASSED  # a passed rule's text is never shown: skip the work
+    absent = not_here(rule.when, facts) if outcome is Outcome.PASSED else ()
+    if absent:
+        outcome = Outcome.NOT_APPLICABLE
+    shown = outcome in (Outcome.FIRED, Outcome.UNDECIDED)  # no text for the others: skip it
     return Finding(
         rule_id=rule.id,
         name=rule.name,
         severity=rule.severity,
         category=rule.category,
         outcome=outcome,
-        message=interpolate(rule.summary, facts, placeholder) if shown else "",
-        fix=interpolate(rule.fix, facts, placeholder) if shown else "",
+        message=interpolate(rule.summary, facts, unknown_text) if shown else "",
+        fix=interpolate(rule.fix, facts, unknown_text) if shown else "",
         blocks=rule.blocks,
         missing=tuple(MissingFact(path, facts.get(path).reason) for path in unknown),
+        absent=tuple(MissingFact(path, reason) for path, reason in absent),
     )
 
 
@@ -110,13 +121,13 @@ def with_error_text(facts: FlatFacts, text: str, source: str) -> FlatFacts:
 
 
 def fired_on(
-    facts: FlatFacts, rules: Sequence[Rule], findings: Sequence[Finding], placeholder: str = "?"
+    facts: FlatFacts, rules: Sequence[Rule], findings: Sequence[Finding], unknown_text: str = "?"
 ) -> dict[str, Finding]:
     """The error signatures among ``rules`` that had not fired in ``findings`` and fire on
     ``facts`` (another error text), by rule id."""
     done = {f.rule_id for f in findings if f.fired}
     rest = [rule for rule in rules if rule.reads_error_text() and rule.id not in done]
-    fired = (evaluate_rule(facts, rule, placeholder) for rule in rest)
+    fired = (evaluate_rule(facts, rule, unknown_text=unknown_text) for rule in rest)
     return {f.rule_id: f for f in fired if f.fired}
 
 
@@ -157,14 +168,14 @@ def step_back(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[Findin
     return result
 
 
-def interpolate(text: str, facts: FlatFacts, placeholder: str = "?") -> str:
-    """Replace ``{fact.path}`` with the fact's value, or ``placeholder`` when it has none
-    (no str.format)."""
+def interpolate(text: str, facts: FlatFacts, unknown_text: str = "?") -> str:
+    """Replace ``{fact.path}`` with the fact's value, or ``unknown_text`` when it has none (no
+    str.format)."""
 
     def value(match: re.Match[str]) -> str:
         fact = facts.get(match.group(1))
         if fact.state is not FactState.KNOWN:
-            return placeholder
+            return unknown_text
         return _show(fact.value)
 
     return _INTERPOLATION.sub(value, text)

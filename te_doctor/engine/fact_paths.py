@@ -211,6 +211,9 @@ FACT_TYPES: Mapping[str, FactSpec] = {
     "plan.framework": FactSpec(STR, "pytorch or jax"),
     "plan.te_version": FactSpec(VER, "the Transformer Engine version the plan would install"),
     "plan.core_cuda_major": FactSpec(INT, "CUDA major of the TE core wheel it would install"),
+    "plan.torch_cuda_build": FactSpec(
+        STR, "the PyTorch CUDA wheel build it pairs with that core (cu128, cu130)"
+    ),
     "plan.max_jobs": FactSpec(INT, "parallel build jobs the plan proposes (MAX_JOBS)"),
     # environment
     "env.*": FactSpec(STR, "an environment variable (secrets redacted)"),

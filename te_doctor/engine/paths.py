@@ -2,7 +2,8 @@
 
 Each path lists its structural prerequisites (``requires``, in the rule condition language),
 the smoke check that proves it on this machine (``verified_by``), and the snippet and
-environment variables that enable it in a training script.
+environment variables that enable it in a training script; ``variants`` give the snippet for
+installs whose API differs (``when = ['te.version < 2.9']``), so it is true for this one.
 """
 
 from __future__ import annotations
@@ -12,15 +13,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from te_doctor.engine.conditions import Condition
+from te_doctor.engine.conditions import Condition, Truth
+from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.rule_fields import parse_condition
 from te_doctor.engine.rule_model import RuleFileError
 from te_doctor.engine.rules import builtin_rules_dir
 from te_doctor.toml_compat import tomllib
 
 PATHS_FILE = "paths.toml"
-_KEYS = ("id", "title", "families", "requires", "verified_by", "device", "snippet", "env", "opt_in")
-_OPTIONAL_KEYS = ("env", "opt_in")
+_KEYS = (
+    "id",
+    "title",
+    "families",
+    "requires",
+    "verified_by",
+    "device",
+    "snippet",
+    "variants",
+    "env",
+    "opt_in",
+)
+_OPTIONAL_KEYS = ("env", "opt_in", "variants")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +50,13 @@ class ExecutionPath:
     env: Mapping[str, str]
     #: Why the path is never the default (empty: it may be); only a ``require`` naming it picks it.
     opt_in: str = ""
+    #: Snippets for other installs (an older TE's API), each with the condition that picks it.
+    variants: tuple[tuple[Condition, str], ...] = ()
+
+    def snippet_for(self, facts: FlatFacts) -> str:
+        """The snippet true for this machine: the first variant that holds, or the default."""
+        chosen = (s for c, s in self.variants if c.evaluate(facts)[0] is Truth.TRUE)
+        return next(chosen, self.snippet)
 
 
 def load_paths(path: Path | None = None) -> tuple[ExecutionPath, ...]:
@@ -68,6 +88,13 @@ def _path(entry: Mapping[str, Any], where: str) -> ExecutionPath:
         snippet=str(entry["snippet"]).strip(),
         env={str(k): str(v) for k, v in entry.get("env", {}).items()},
         opt_in=str(entry.get("opt_in", "")).strip(),
+        variants=tuple(
+            (
+                parse_condition({"all": v.get("when")}, f"{where}: variants[{i}].when"),
+                str(v.get("snippet", "")).strip(),
+            )
+            for i, v in enumerate(entry.get("variants", []))
+        ),
     )
 
 

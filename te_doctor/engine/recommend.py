@@ -15,6 +15,7 @@ from te_doctor.engine.conditions import Truth
 from te_doctor.engine.evaluate import Finding
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.paths import ExecutionPath, candidates
+from te_doctor.engine.requirement_words import requirement_sentences
 from te_doctor.engine.rule_model import Severity
 from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 
@@ -33,7 +34,11 @@ class PathVerdict:
     verification: str
     evidence: str
     blocked_by_rules: bool
+    #: Every reason in words: a blocking finding's message with its rule id, a failed smoke
+    #: check, or an unmet requirement ("needs ...; <what is here>").
     reasons: tuple[str, ...]
+    #: The ids of the fired error rules that rule the path out.
+    rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +65,11 @@ def recommend(
 ) -> Recommendation:
     """Rank every path and pick the first viable one ``require`` allows (opt-in paths only
     when asked for); with nothing viable among those, the first viable default path."""
-    blocking: dict[str, list[str]] = {}
+    blocking: dict[str, list[Finding]] = {}
     for finding in findings:
         if finding.fired and finding.severity is Severity.ERROR:
             for blocked in finding.blocks:
-                blocking.setdefault(blocked, []).append(finding.rule_id)
+                blocking.setdefault(blocked, []).append(finding)
     checks = {(c.name, _device_kind(c.device)): c for c in smoke.checks}
     ranking = tuple(_judge(path, facts, blocking.get(path.id, []), checks) for path in paths)
     allowed = candidates(paths, require)
@@ -78,33 +83,38 @@ def recommend(
             (
                 v.id
                 for v, path in zip(ranking, paths, strict=True)
-                if not v.blocked_by_rules and v.reasons and _hardware_fits(path, facts)
+                if not v.blocked_by_rules and v.reasons and hardware_fits(path, facts)
             ),
             "",
         )
         return Recommendation("", "", "none-viable", "", "", {}, ranking, closest)
+    snippet = chosen.snippet_for(facts)
     return Recommendation(
-        best.id, best.title, best.verification, best.evidence, chosen.snippet, chosen.env, ranking
+        best.id, best.title, best.verification, best.evidence, snippet, chosen.env, ranking
     )
 
 
 def _judge(
     path: ExecutionPath,
     facts: FlatFacts,
-    blockers: list[str],
+    blockers: list[Finding],
     checks: Mapping[tuple[str, str], SmokeCheck],
 ) -> PathVerdict:
     truth, _unknown = path.requires.evaluate(facts)
-    unmet = tuple(
-        f"needs {leaf.text}" for leaf in path.requires.all if leaf.evaluate(facts)[0] is Truth.FALSE
+    wanted = Truth.UNKNOWN if truth is Truth.UNKNOWN else Truth.FALSE
+    unmet = requirement_sentences(
+        [leaf for leaf in path.requires.all if leaf.evaluate(facts)[0] is wanted], facts
     )
     check = checks.get((path.verified_by, path.device))
     failed = check is not None and check.status in ("failed", "numerics")
     smoke_reason = (
-        (f"smoke check {check.name} {check.status}: {check.detail}",) if failed and check else ()
+        (f"its smoke GEMM {check.name} {_SMOKE_WORDS[check.status]}{_detail(check)}",)
+        if failed and check
+        else ()
     )
     # A rule that blocks the path explains it better than the bare requirement does.
-    reasons = tuple(blockers) or smoke_reason or unmet
+    reasons = tuple(f"{f.message.rstrip('. ')} ({f.rule_id})" for f in blockers)
+    reasons = reasons or smoke_reason or unmet
     viable = truth is Truth.TRUE and not blockers and not failed
     verified = viable and check is not None and check.status == "ok"
     return PathVerdict(
@@ -116,10 +126,18 @@ def _judge(
         evidence=_evidence(check) if verified and check else "",
         blocked_by_rules=bool(blockers),
         reasons=reasons if not viable else (),
+        rules=tuple(f.rule_id for f in blockers),
     )
 
 
-def _hardware_fits(path: ExecutionPath, facts: FlatFacts) -> bool:
+_SMOKE_WORDS = {"failed": "failed", "numerics": "gave wrong numbers"}
+
+
+def _detail(check: SmokeCheck) -> str:
+    return f": {check.detail}" if check.detail else ""
+
+
+def hardware_fits(path: ExecutionPath, facts: FlatFacts) -> bool:
     """No requirement on the GPU itself (``gpu.*``, ``gpus.*``) is false: software can fix it."""
     return all(
         leaf.evaluate(facts)[0] is not Truth.FALSE

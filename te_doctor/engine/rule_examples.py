@@ -110,6 +110,7 @@ BASELINE: Mapping[str, ExampleValue] = {
     "plan.framework": "pytorch",
     "plan.te_version": "2.8.0",
     "plan.core_cuda_major": 12,
+    "plan.torch_cuda_build": "cu128",
     "plan.max_jobs": 16,
 }
 #: Facts that are absent on the baseline (not an NGC container, no JAX extension, ...).

@@ -16,6 +16,8 @@ from te_doctor.engine.rule_model import Rule, RuleFileError
 from te_doctor.toml_compat import tomllib
 
 RULE_FILE_SCHEMA = 1
+#: Data files beside the rules that are not rule files: execution paths and remedies.
+NOT_RULE_FILES = ("paths.toml", "remedies.toml")
 
 
 def builtin_rules_dir() -> Path:
@@ -25,12 +27,12 @@ def builtin_rules_dir() -> Path:
 
 
 def rule_files(extra_dirs: Sequence[Path] = ()) -> list[Path]:
-    """Built-in rule files, then each ``--rules-dir``'s (``paths.toml`` is not a rule file)."""
+    """Built-in rule files, then each ``--rules-dir``'s (``NOT_RULE_FILES`` are not)."""
     files: list[Path] = []
     for directory in (builtin_rules_dir(), *extra_dirs):
         if not directory.is_dir():
             raise RuleFileError(f"{directory}: not a directory of rule files")
-        files += sorted(p for p in directory.glob("*.toml") if p.name != "paths.toml")
+        files += sorted(p for p in directory.glob("*.toml") if p.name not in NOT_RULE_FILES)
     return files
 
 

@@ -22,8 +22,10 @@ from te_doctor.fleet.node_report import NODE_REPORT_SCHEMA
 from te_doctor.snapshot.file import parse_json
 
 RUN_MANIFEST_SCHEMA = "te-doctor/fleet-run/v1"
-#: Check reports this te-doctor reads: v2 added ``recommendation.closest``, nothing else changed.
-CHECK_REPORT_SCHEMAS = ("te-doctor/report/v1", "te-doctor/report/v2")
+#: Check reports this te-doctor reads: v2 added ``recommendation.closest``; v3 added areas, the
+#: headline and the start here, and "not-applicable" findings; fleet reads only what all share
+#: (the gate, the recommended path, the fired findings).
+CHECK_REPORT_SCHEMAS = ("te-doctor/report/v1", "te-doctor/report/v2", "te-doctor/report/v3")
 NODE_STATES = ("ok", "timed-out", "failed")
 MESSAGE_LIMIT = 200
 #: Directories this large are read by several processes (JSON parsing dominates).

@@ -16,7 +16,7 @@ RELEASES = "releases.toml"
 
 @dataclass(frozen=True, slots=True)
 class NgcRelease:
-    """An NGC PyTorch container release and the driver its CUDA needs."""
+    """An NGC container release (PyTorch or JAX) and the driver its CUDA needs."""
 
     release: str
     cuda: str
@@ -30,6 +30,7 @@ class Releases:
     te_versions: tuple[str, ...]
     first_core: Mapping[int, str]
     ngc: tuple[NgcRelease, ...]
+    ngc_jax: tuple[NgcRelease, ...] = ()
 
 
 def load_releases(path: Path | None = None) -> Releases:
@@ -41,13 +42,17 @@ def load_releases(path: Path | None = None) -> Releases:
         return Releases(
             te_versions=tuple(str(v) for v in te["versions"]),
             first_core={int(k): str(v) for k, v in te["first_core"].items()},
-            ngc=tuple(
-                NgcRelease(str(n["release"]), str(n["cuda"]), str(n["min_driver"]))
-                for n in data.get("ngc", [])
-            ),
+            ngc=_ngc(data.get("ngc", [])),
+            ngc_jax=_ngc(data.get("ngc_jax", [])),
         )
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
         raise RuleFileError(f"{path}: cannot load release data: {exc}") from None
+
+
+def _ngc(entries: list[dict[str, object]]) -> tuple[NgcRelease, ...]:
+    return tuple(
+        NgcRelease(str(n["release"]), str(n["cuda"]), str(n["min_driver"])) for n in entries
+    )
 
 
 def load_plan_rules() -> tuple[Rule, ...]:

@@ -10,12 +10,13 @@ not fit; any other fired error is a blocker the user must fix first.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
+from te_doctor.check.commands import rerun_command, with_interpreter
 from te_doctor.engine.evaluate import Finding, evaluate
 from te_doctor.engine.flatten import FlatFacts, flatten
 from te_doctor.engine.rule_model import Rule, Severity
@@ -27,7 +28,9 @@ from te_doctor.plan.steps import (
     environment,
     max_jobs,
     steps,
+    toolkit_for,
     tools_to_install,
+    torch_build_for,
 )
 from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import Snapshot
@@ -68,8 +71,12 @@ def make_plan(
     te_spec: str | None = None,
     rules: Sequence[Rule] | None = None,
     releases: Releases | None = None,
+    python: str | None = None,
 ) -> Plan:
-    """The plan for ``snapshot``; raises ``TeDoctorError`` for a bad ``te_spec``."""
+    """The plan for ``snapshot``; raises ``TeDoctorError`` for a bad ``te_spec``.
+
+    ``python``: the interpreter ``--python`` named, carried into the closing check.
+    """
     rules = load_plan_rules() if rules is None else rules
     releases = releases or load_releases()
     facts = flatten(snapshot)
@@ -107,7 +114,9 @@ def make_plan(
         findings = evaluate(_overlay(facts, framework, candidates[0], major, snapshot), rules)
         chosen = (candidates[0], major, findings)
     version, major, findings = chosen
-    env = environment(facts, framework, snapshot)
+    interpreter = snapshot.host.python_executable.get() or ""
+    findings = tuple(replace(f, fix=with_interpreter(f.fix, interpreter)) for f in findings)
+    env = environment(facts, framework, snapshot, major)
     return Plan(
         framework=framework,
         te_version=version,
@@ -117,8 +126,8 @@ def make_plan(
         version_reasons=tuple(reasons),
         findings=findings,
         env=env,
-        steps=steps(facts, framework, version, major, env, snapshot),
-        alternative=container(facts, releases),
+        steps=steps(facts, framework, (version, major), env, snapshot, rerun_command(python)),
+        alternative=container(facts, releases, framework),
     )
 
 
@@ -135,27 +144,43 @@ def _spec(te_spec: str | None) -> SpecifierSet:
 
 
 def _core_majors(facts: FlatFacts) -> list[int]:
-    """The TE core CUDA majors to try, best first: torch's if it is a CUDA build, else by driver."""
+    """The TE core CUDA majors to try, best first, so that toolkit, torch and core agree.
+
+    Torch's major when it is a CUDA build (the core must match it). Otherwise the toolkit's
+    major, when the driver (if there is one) runs it: the extension is compiled with that
+    toolkit, so torch and core follow it (CUDA 13 toolkit: a cu130 torch and a cu13 core).
+    Otherwise the newest the driver runs; with neither, CUDA 12 first.
+    """
     torch_major = facts.get("torch.cuda_major").value
     if isinstance(torch_major, int):
         return [torch_major]
-    driver_major = facts.get("driver.cuda_major").value
-    first = 13 if isinstance(driver_major, int) and driver_major >= 13 else 12
+    driver_major = facts.get("driver.cuda_major").get()
+    toolkit_major = facts.get("cuda.toolkit_major").get()
+    if toolkit_major in (12, 13) and (driver_major is None or driver_major >= toolkit_major):
+        first = int(toolkit_major)
+    else:
+        first = 13 if isinstance(driver_major, int) and driver_major >= 13 else 12
     return [first, 25 - first]
 
 
 def _overlay(
     facts: FlatFacts, framework: str, version: str, major: int, snapshot: Snapshot
 ) -> FlatFacts:
-    """The facts as they will be once the plan's own steps ran (build tools installed)."""
+    """The facts as they will be once the plan's own steps ran (build tools installed, and
+    CUDA_HOME at a toolkit of the plan's CUDA major when the default one is of the other)."""
     plan: dict[str, Fact[Any]] = {
         "plan.framework": Fact.of(framework, "plan"),
         "plan.te_version": Fact.of(version, "plan"),
         "plan.core_cuda_major": Fact.of(major, "plan"),
+        "plan.torch_cuda_build": Fact.of(torch_build_for(major, facts), "plan"),
         "plan.max_jobs": Fact.of(max_jobs(snapshot), "plan"),
     }
     for fact, _, minimum in tools_to_install(facts, framework, version):
         plan[fact] = Fact.of(minimum, "plan: installed by its own step")
+    toolkit = toolkit_for(major, snapshot)
+    if toolkit is not None:
+        plan["cuda.toolkit_version"] = Fact.of(toolkit[1], "plan: CUDA_HOME")
+        plan["cuda.toolkit_major"] = Fact.of(major, "plan: CUDA_HOME")
     return FlatFacts({**facts.values, **plan}, facts.gpus)
 
 

@@ -61,8 +61,35 @@ def max_jobs(snapshot: Snapshot) -> int:
     return max(1, min(cpus, memory // MIB_PER_BUILD_JOB))
 
 
-def environment(facts: FlatFacts, framework: str, snapshot: Snapshot) -> dict[str, str]:
-    """NVTE_FRAMEWORK, MAX_JOBS, NVTE_CUDA_ARCHS (the GPUs present) and CUDA_HOME."""
+#: The PyTorch CUDA build paired with a core of each major when the driver does not decide.
+DEFAULT_TORCH_BUILDS = {12: "cu128", 13: "cu130"}
+
+
+def torch_build_for(major: int, facts: FlatFacts) -> str:
+    """The PyTorch CUDA wheel build for a core of ``major``: the driver's if of that major."""
+    driver = facts.get("driver.torch_cuda_build").get()
+    if isinstance(driver, str) and driver.startswith(f"cu{major}"):
+        return driver
+    return DEFAULT_TORCH_BUILDS.get(major, f"cu{major}0")
+
+
+def toolkit_for(major: int, snapshot: Snapshot) -> tuple[str, str] | None:
+    """(path, version) of the CUDA toolkit of ``major`` a build should use, the default first."""
+    default = snapshot.cuda.toolkit_path.get()
+    ordered = sorted(snapshot.cuda.toolkits, key=lambda t: t.path != default)
+    for toolkit in ordered:
+        version = toolkit.version.get()
+        if version and str(version).split(".")[0] == str(major):
+            return toolkit.path, str(version)
+    return None
+
+
+def environment(facts: FlatFacts, framework: str, snapshot: Snapshot, major: int) -> dict[str, str]:
+    """NVTE_FRAMEWORK, MAX_JOBS, NVTE_CUDA_ARCHS (the GPUs present) and CUDA_HOME.
+
+    CUDA_HOME names a toolkit of the plan's CUDA major only: a toolkit of the other major is
+    what TED927 forbids, so the plan never points the build at it.
+    """
     env = {"NVTE_FRAMEWORK": framework, "MAX_JOBS": str(max_jobs(snapshot))}
     archs = sorted(
         {
@@ -74,10 +101,9 @@ def environment(facts: FlatFacts, framework: str, snapshot: Snapshot) -> dict[st
     )
     if archs:  # build only for the GPUs present: far shorter builds
         env["NVTE_CUDA_ARCHS"] = ";".join(archs)
-    toolkit = facts.get("cuda.toolkit_version")
-    path = snapshot.cuda.toolkit_path.get()
-    if toolkit.known and path:
-        env["CUDA_HOME"] = path
+    toolkit = toolkit_for(major, snapshot)
+    if toolkit is not None:
+        env["CUDA_HOME"] = toolkit[0]
     return env
 
 
@@ -89,19 +115,22 @@ def _arch(cc: Any) -> str:
 def steps(
     facts: FlatFacts,
     framework: str,
-    version: str,
-    major: int,
+    release: tuple[str, int],
     env: Mapping[str, str],
     snapshot: Snapshot,
+    rerun: str,
 ) -> tuple[Step, ...]:
+    """The numbered steps: (``release``) TE version and core CUDA major, ``rerun`` last."""
+    version, major = release
     python = snapshot.host.python_executable.get() or "python"
     pip = f"{python} -m pip install"
     steps: list[Step] = []
     if framework == "pytorch" and not facts.get("packages.torch").known:
+        index = f"https://download.pytorch.org/whl/{torch_build_for(major, facts)}"
         steps.append(
             Step(
                 f"Install a CUDA {major} build of PyTorch first (TE's extension builds against it)",
-                f"{pip} torch  # pick the CUDA {major}.x build for this driver",
+                f"{pip} torch --index-url {index}",
             )
         )
     if framework == "jax" and not facts.get("packages.jax").known:
@@ -123,7 +152,7 @@ def steps(
             f'{pip} --no-build-isolation "transformer_engine[{extras}]=={version}"',
         )
     )
-    steps.append(Step("Check the result", "te-doctor check"))
+    steps.append(Step("Check the result", rerun))
     return tuple(steps)
 
 
@@ -131,16 +160,21 @@ def _quote(value: str) -> str:
     return f'"{value}"' if ";" in value or " " in value else value
 
 
-def container(facts: FlatFacts, releases: Releases) -> str:
-    """The newest NGC PyTorch container this driver runs, as the route around blockers."""
+def container(facts: FlatFacts, releases: Releases, framework: str = "pytorch") -> str:
+    """The newest NGC container of ``framework`` this driver runs, the route around blockers."""
     driver = facts.get("driver.version").value
     if driver is None:
         return ""
-    fitting = [n for n in releases.ngc if Version(str(driver)) >= Version(n.min_driver)]
+    ngc, name, image = (
+        (releases.ngc_jax, "JAX", "jax")
+        if framework == "jax"
+        else (releases.ngc, "PyTorch", "pytorch")
+    )
+    fitting = [n for n in ngc if Version(str(driver)) >= Version(n.min_driver)]
     if not fitting:
         return ""
     best = fitting[0]
     return (
-        f"NGC PyTorch {best.release} (CUDA {best.cuda}, TE built in): "
-        f"docker run --gpus all -it --rm nvcr.io/nvidia/pytorch:{best.release}-py3"
+        f"NGC {name} {best.release} (CUDA {best.cuda}, TE built in): "
+        f"docker run --gpus all -it --rm nvcr.io/nvidia/{image}:{best.release}-py3"
     )

@@ -23,6 +23,11 @@ def probe_host(ctx: ProbeContext) -> HostFacts:
         python_version=Fact.of(Version(py.version), f"{SOURCE}:interpreter"),
         python_implementation=Fact.of(py.implementation, f"{SOURCE}:interpreter"),
         python_executable=Fact.of(py.executable, f"{SOURCE}:interpreter"),
+        python_chosen_by=(
+            Fact.of(py.chosen_by, f"{SOURCE}:target")
+            if py.chosen_by
+            else Fact.unknown("the caller did not say why it diagnoses this interpreter", SOURCE)
+        ),
         glibc_version=_glibc(ctx),
         cpu_count=_cpu_count(ctx),
         memory_total_mib=_memory_mib(ctx),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 
 def skip_reason(require: str | None, skipped: Sequence[tuple[str, str]]) -> str:
-    """``te-doctor: fp8 does not run here: TED101: No NVIDIA GPU ... (te-mxfp8, torch-fp8)``.
+    """``te-doctor: fp8 does not run here: No NVIDIA GPU ... (TED101) (te-mxfp8, torch-fp8)``.
 
     ``skipped`` is ``NoViablePathError.skipped``: (path id, why) for every path of the family;
     paths ruled out for the same reason share it, and a lone path is not repeated.

@@ -9,7 +9,7 @@ import fcntl
 import functools
 import hashlib
 import json
-import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,18 +17,18 @@ from typing import Any
 from te_doctor import __version__
 from te_doctor.engine.recommend import PathVerdict
 from te_doctor.engine.rules import builtin_rules_dir
-from te_doctor.files import write_atomically
+from te_doctor.files import cache_root, write_atomically
 from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import Snapshot
 
 CACHE_FORMAT = 1
+#: How often a rank waiting for the cache lock tries again.
+LOCK_POLL_S = 0.1
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/te-doctor/paths``, or ``~/.cache/te-doctor/paths``."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-    return root / "te-doctor" / "paths"
+    """``paths/`` in te-doctor's cache (``$TE_DOCTOR_CACHE_DIR``, else the XDG cache)."""
+    return cache_root() / "paths"
 
 
 def key_facts(snapshot: Snapshot, *, smoke: bool) -> dict[str, Any]:
@@ -117,15 +117,38 @@ def write_cache(
 
 
 @contextlib.contextmanager
-def locked(file: Path) -> Iterator[None]:
-    """Hold ``file.lock`` so that ranks starting together run one smoke test, not eight."""
+def locked(file: Path, wait_s: float) -> Iterator[str]:
+    """Hold ``file.lock`` so that ranks starting together run one smoke test, not eight.
+
+    Yields ``"held"``; ``"busy"`` when another process still held it after ``wait_s`` (its
+    decision should end within its smoke timeout) and this one goes on without it;
+    ``"unavailable"`` when no lock can be taken here (an unwritable or lock-less filesystem).
+    """
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         handle = open(file.with_suffix(".lock"), "a")  # closed by the with below
     except OSError:
-        yield
+        yield "unavailable"
         return
     with handle:
-        with contextlib.suppress(OSError):
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+        yield _acquire(handle.fileno(), wait_s)
+
+
+def _acquire(fd: int, wait_s: float) -> str:
+    """``flock`` without blocking, retried every ``LOCK_POLL_S`` until ``wait_s`` has passed."""
+    deadline = time.monotonic() + wait_s
+    state = _try_lock(fd)
+    while state == "busy" and (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(LOCK_POLL_S, left))
+        state = _try_lock(fd)
+    return state
+
+
+def _try_lock(fd: int) -> str:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return "busy"
+    except OSError:
+        return "unavailable"
+    return "held"

@@ -23,7 +23,7 @@ class Enabler:
     #: class in ``transformer_engine.common.recipe``, entered with ``te.autocast`` (TE 2.9+)
     #: or ``te.fp8_autocast`` (older); None: no TE quantization recipe.
     te_recipe: str | None
-    #: ``torch.autocast("cuda", dtype=torch.<amp_dtype>)``; None: no torch autocast.
+    #: ``torch.autocast(<the path's device>, dtype=torch.<amp_dtype>)``; None: no autocast.
     amp_dtype: str | None
     #: ``"te"``: ``te.Linear`` on the GPU; ``"torch"``: ``torch.nn.Linear`` on the device.
     linear: str
@@ -58,6 +58,7 @@ ENABLERS: Mapping[str, Enabler] = {
     "te-fp16": Enabler(None, "float16", "te", "float32", grad_scaling=True),
     "torch-amp-fp16": Enabler(None, "float16", "torch", "float32", grad_scaling=True),
     "torch-fp32": Enabler(None, None, "torch", "float32"),
+    "cpu-bf16": Enabler(None, "bfloat16", "torch", "float32"),
     "cpu": Enabler(None, None, "torch", "float32"),
 }
 
@@ -95,7 +96,7 @@ class SelectedPath:
         how = self.enabler
         if how.te_recipe is None and how.amp_dtype is None:
             return contextlib.nullcontext()
-        return _autocast(how)
+        return _autocast(how, "cpu" if self.device == "cpu" else "cuda")
 
     def linear(self, in_features: int, out_features: int, bias: bool = True) -> Any:
         """``te.Linear`` on the GPU for TE paths, else ``torch.nn.Linear`` on ``device``."""
@@ -140,11 +141,11 @@ _SCALERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
-def _autocast(how: Enabler) -> Iterator[None]:
+def _autocast(how: Enabler, device: str) -> Iterator[None]:
     torch = _module("torch")
     with contextlib.ExitStack() as stack:
         if how.amp_dtype is not None:
-            stack.enter_context(torch.autocast("cuda", dtype=getattr(torch, how.amp_dtype)))
+            stack.enter_context(torch.autocast(device, dtype=getattr(torch, how.amp_dtype)))
         if how.te_recipe is not None:
             te = _module("transformer_engine.pytorch")
             function, keyword = te_autocast_api(set(dir(te)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,6 +33,8 @@ from te_doctor.snapshot.model import SmokeFacts
 #: Smoke outcomes that are a property of the machine (the child finished); a crash, a timeout
 #: or a signal may be transient, so those decisions are not cached.
 SETTLED_OUTCOMES = ("ok", "failed")
+#: How long a process waits for another's decision beyond that one's smoke test.
+LOCK_MARGIN_S = 30.0
 
 
 class UnknownPathError(TeDoctorError):
@@ -116,12 +119,10 @@ def _grouped(skipped: Sequence[tuple[str, str]]) -> str:
 
 
 def explained_verdicts(report: Report, smoke: SmokeFacts) -> tuple[PathVerdict, ...]:
-    """The report's ranking with rule ids spelled out and "predicted" evidence explained."""
-    messages = {f.rule_id: f.message for f in report.fired()}
+    """The report's ranking with "predicted" evidence explained (reasons are sentences)."""
     checks = {c.name: c for c in smoke.checks}
     explained = []
     for verdict in report.recommendation.ranking:
-        reasons = tuple(f"{r}: {messages[r]}" if r in messages else r for r in verdict.reasons)
         evidence = verdict.evidence
         if verdict.viable and not evidence:
             check = checks.get(verdict.id)
@@ -136,7 +137,7 @@ def explained_verdicts(report: Report, smoke: SmokeFacts) -> tuple[PathVerdict, 
             else:
                 why = "the smoke test has no check for it"
             evidence = f"predicted from the probed facts ({why})"
-        explained.append(dataclasses.replace(verdict, reasons=reasons, evidence=evidence))
+        explained.append(dataclasses.replace(verdict, evidence=evidence))
     return tuple(explained)
 
 
@@ -175,7 +176,8 @@ def decide(
     timeout_s: float = 30.0,
 ) -> Decision:
     """Every path's verdict here (``select_path`` without the choice), decided once and cached."""
-    from te_doctor.check.pipeline import run_check, take_snapshot
+    from te_doctor.check.pipeline import run_check
+    from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.smoke.runner import run_smoke
 
     paths = load_paths()
@@ -183,7 +185,15 @@ def decide(
     facts = key_facts(probed, smoke=smoke)
     key = cache_key(facts)
     file = Path(cache_dir or default_cache_dir()) / f"{key[:32]}.json"
-    with locked(file) if cache else contextlib.nullcontext():
+    lock_wait_s = timeout_s + LOCK_MARGIN_S if smoke else LOCK_MARGIN_S
+    with locked(file, lock_wait_s) if cache else contextlib.nullcontext("held") as lock:
+        if lock == "busy":
+            warnings.warn(
+                f"te-doctor: {file.with_suffix('.lock')} was still locked after {lock_wait_s:g} s "
+                "(another process deciding); deciding without the lock",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         verdicts = read_cache(file, key) if cache else None
         if verdicts is not None and {v.id for v in verdicts} == {p.id for p in paths}:
             return Decision(verdicts, paths, from_cache=True)

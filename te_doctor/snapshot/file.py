@@ -70,10 +70,12 @@ def _upgrade(data: dict[str, object], version: int) -> dict[str, object]:
 
 
 def _upgrade_3_to_4(data: dict[str, object]) -> dict[str, object]:
-    """Schema 4 modelled the loader: the libcuda.so.1 picked, torch's and TE's bindings.
+    """Schema 4 modelled the loader (the libcuda.so.1 picked, torch's and TE's bindings) and
+    said why its interpreter was the one diagnosed (``host.python_chosen_by``).
 
-    The new facts of a schema-3 snapshot are unknown. Its ``cudnn.version`` and
-    ``cuda.*_version`` keep their old meaning (the first copy found, pip wheels first).
+    The loader facts of a schema-3 snapshot are unknown, and why its interpreter was chosen is
+    absent. Its ``cudnn.version`` and ``cuda.*_version`` keep their old meaning (the first
+    copy found, pip wheels first).
     """
     reason = "recorded before te-doctor modelled the dynamic loader (snapshot schema 3)"
     unknown = {"unknown": reason, "source": "schema 3"}
@@ -84,6 +86,12 @@ def _upgrade_3_to_4(data: dict[str, object]) -> dict[str, object]:
             **{f"{name}_version": unknown for name in ("cudnn", "cublas", "runtime", "nvrtc")},
         },
         "transformer_engine": {"preloads_pip_cuda": unknown},
+        "host": {
+            "python_chosen_by": {
+                "absent": "recorded before te-doctor said why it chose the interpreter",
+                "source": "host",
+            }
+        },
     }
     upgraded: dict[str, object] = {**data, "schema_version": 4}
     for section, fields in added.items():

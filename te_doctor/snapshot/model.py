@@ -47,6 +47,8 @@ class HostFacts:
     python_version: Fact[Version]
     python_implementation: Fact[str]
     python_executable: Fact[str]
+    #: Why that interpreter was diagnosed: the active venv, ``--python``, te-doctor's own.
+    python_chosen_by: Fact[str]
     glibc_version: Fact[Version]
     cpu_count: Fact[int]
     memory_total_mib: Fact[int]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import types
 from collections.abc import Mapping
 from typing import Any, NewType, get_args, get_origin
@@ -105,7 +106,8 @@ def _record_schema(cls: Any, definitions: dict[str, Any]) -> dict[str, Any]:
     optional = {f.name for f in dataclasses.fields(cls) if f.metadata.get("optional")}
     return {
         "type": "object",
-        "description": (cls.__doc__ or "").strip(),
+        # cleandoc: Python 3.13 strips docstring indentation at compile time, older ones do not.
+        "description": inspect.cleandoc(cls.__doc__ or ""),
         "properties": {name: _type_schema(tp, definitions) for name, tp in types.items()},
         "required": [name for name in types if name not in optional],
         "additionalProperties": False,

@@ -128,7 +128,7 @@ def diagnose(
     not match the captured error lines are tried on it too.
     """
     findings = _named_gpu_counts(
-        _not_stated_is_not_evidence(evaluate(facts, rules, NOT_PASTED), facts, rules),
+        _not_stated_is_not_evidence(evaluate(facts, rules, unknown_text=NOT_PASTED), facts, rules),
         facts,
         rules,
     )

@@ -11,6 +11,7 @@ DETAIL_LIMIT = 2000
 #: path id -> (module family, parameter dtype, torch autocast dtype, TE recipe class).
 PATHS = {
     "cpu": ("torch", "float32", None, None),
+    "cpu-bf16": ("torch", "float32", "bfloat16", None),
     "torch-fp32": ("torch", "float32", None, None),
     "torch-amp-bf16": ("torch", "float32", "bfloat16", None),
     "torch-amp-fp16": ("torch", "float32", "float16", None),

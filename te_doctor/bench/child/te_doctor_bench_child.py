@@ -27,11 +27,14 @@ after every component (``running`` names the one in progress)::
 Method. One sample is one training step of the component: forward under the path's
 precision (autocast, TE recipe or FP8 casts), backward with a fixed output gradient,
 parameter gradients cleared first. Casts, amax and scale computation are inside the step.
-``warmup`` steps run first and are kept apart (``warmup_s``): they include kernel selection,
-JIT and, for delayed scaling, the amax history. On CUDA each step is timed with a pair of
-CUDA events after a device synchronize; on the CPU with ``time.perf_counter``. When the first
-warm-up step shows that ``repeats`` steps would not fit in ``budget_s``, fewer are taken (the
-reason says so); on the CPU one GEMM of 256x256x256 in the path's precision is timed first,
+Warm-up steps run first and are kept apart (``warmup_s``): at least ``warmup`` of them, and on
+until the last three step times agree within 5% (kernel selection, JIT, caches and, for
+delayed scaling, the amax history have settled) or a cap (three times ``warmup``, at least
+``warmup`` + 10, at most half the budget); the reason says when it never settled. On CUDA each
+step is timed with a pair of CUDA events after a device synchronize; on the CPU with
+``time.perf_counter``. When the warm-up shows that ``repeats`` steps would not fit in
+``budget_s``, fewer are taken (the reason says so); no sample is dropped.
+On the CPU one GEMM of 256x256x256 in the path's precision is timed first,
 and a component whose predicted step exceeds the budget is reported "too-slow" unmeasured.
 ``rel_error`` is ``||out - ref||_F / ||ref||_F`` of the forward output against the same
 module in FP32 (TF32 off, no autocast, no FP8), from the same weights and inputs.

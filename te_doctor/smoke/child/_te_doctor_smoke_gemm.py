@@ -13,6 +13,7 @@ output is not finite, "failed" when the check raised (``detail`` is the exceptio
 check              tolerance  why
 =================  =========  =================================================================
 cpu                1e-5       FP32 on the CPU: ~1e-7 relative for K=128 sums
+cpu-bf16           0.02       torch.autocast("cpu", bfloat16): bf16 inputs and output, as below
 torch-fp32         0.01       TF32 may be on (10 mantissa bits: ~1e-3 relative)
 torch-amp-bf16     0.02       bf16 inputs and output (8 significant bits: ~0.4 %)
 torch-amp-fp16     0.01       fp16 inputs and output (11 significant bits: ~0.05 %)
@@ -56,6 +57,7 @@ from _te_doctor_smoke_torch_checks import (
     TOL_TORCH_FP8,
     check_amp,
     check_cpu,
+    check_cpu_bf16,
     check_torch_fp8,
     check_torch_fp32,
 )
@@ -121,6 +123,7 @@ def gemm_checks(state: State) -> list[Check]:
     fp8_device = cuda if state.cuda_ok and (state.capability or (0, 0)) >= (8, 9) else "cpu"
     checks = [
         Check("cpu", TOL_CPU, "cpu", lambda: check_cpu(state)),
+        Check("cpu-bf16", TOL_BF16, "cpu", lambda: check_cpu_bf16(state)),
         Check("torch-fp32", TOL_FP32, cuda, lambda: check_torch_fp32(state)),
         Check("torch-amp-bf16", TOL_BF16, cuda, lambda: check_amp(state, "bfloat16")),
         Check("torch-amp-fp16", TOL_FP16, cuda, lambda: check_amp(state, "float16")),

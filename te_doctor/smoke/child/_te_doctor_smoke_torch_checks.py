@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from _te_doctor_smoke_measure import (
     FAULT_FACTOR,
     SIZE,
@@ -23,15 +25,21 @@ TOL_FP16 = 0.01
 TOL_TORCH_FP8 = 0.08
 
 
-def check_cpu(state: State) -> Measured:
-    """FP32 matmul and an nn.Linear forward and backward on the CPU."""
-    torch = state.torch
+def seeded_operands(torch: Any) -> tuple[Any, Any, Any, Any]:
+    """(a, b, an nn.Linear, its generator): the CPU checks' inputs, from the fixed seed."""
     gen = generator(torch)
     a, b = randn(torch, gen, SIZE, SIZE), randn(torch, gen, SIZE, SIZE)
     layer = torch.nn.Linear(SIZE, SIZE)
     with torch.no_grad():
         layer.weight.copy_(randn(torch, gen, SIZE, SIZE))
         layer.bias.copy_(randn(torch, gen, SIZE))
+    return a, b, layer, gen
+
+
+def check_cpu(state: State) -> Measured:
+    """FP32 matmul and an nn.Linear forward and backward on the CPU."""
+    torch = state.torch
+    a, b, layer, gen = seeded_operands(torch)
     x = randn(torch, gen, SIZE, SIZE).requires_grad_()
     grad = randn(torch, gen, SIZE, SIZE)
     y = layer(x)
@@ -44,6 +52,24 @@ def check_cpu(state: State) -> Measured:
             ("linear forward", y, x.detach().double() @ w64.t() + b64),
             ("linear input grad", x.grad, grad.double() @ w64),
         ],
+    )
+
+
+def check_cpu_bf16(state: State) -> Measured:
+    """An FP32 matmul and an nn.Linear forward under torch.autocast("cpu", bfloat16)."""
+    torch = state.torch
+    a, b, layer, gen = seeded_operands(torch)
+    x = randn(torch, gen, SIZE, SIZE)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        product, y = a @ b, layer(x)
+    w64, b64 = layer.weight.detach().double(), layer.bias.detach().double()
+    return measure(
+        torch,
+        [
+            ("matmul", product, a.double() @ b.double()),
+            ("linear forward", y, x.double() @ w64.t() + b64),
+        ],
+        f"output {product.dtype}",
     )
 
 

@@ -1,4 +1,4 @@
-"""take_snapshot: the smoke child starts first and the probes run while it imports torch."""
+"""take_snapshot (check/snapshot_source.py): the smoke child first, the probes meanwhile."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import te_doctor.probes
 import te_doctor.smoke.runner
-from te_doctor.check.pipeline import take_snapshot
+from te_doctor.check.snapshot_source import take_snapshot
 from te_doctor.snapshot.absent import not_run
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import SmokeFacts, Snapshot
@@ -23,7 +23,7 @@ def test_the_probes_run_while_the_smoke_test_runs(monkeypatch: pytest.MonkeyPatc
     smoke_started = threading.Event()
     events: list[str] = []
 
-    def slow_smoke(python: str, *, timeout_s: float) -> SmokeFacts:
+    def slow_smoke(python: str, *, timeout_s: float, progress: object = None) -> SmokeFacts:
         smoke_started.set()
         time.sleep(0.3)
         events.append("smoke done")
@@ -44,7 +44,7 @@ def test_the_probes_run_while_the_smoke_test_runs(monkeypatch: pytest.MonkeyPatc
 def test_a_smoke_runner_that_raises_is_a_smoke_test_without_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def broken(python: str, *, timeout_s: float) -> SmokeFacts:
+    def broken(python: str, *, timeout_s: float, progress: object = None) -> SmokeFacts:
         raise RuntimeError("a te-doctor bug")
 
     monkeypatch.setattr(te_doctor.smoke.runner, "run_smoke", broken)
