@@ -84,7 +84,9 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
                 reason or "no visible GPU",
                 "nvidia",
             )
-    return FlatFacts(values, per_gpu)
+    return FlatFacts(
+        values, per_gpu, environment_complete=not _probe_failed(snapshot, "environment")
+    )
 
 
 _GPU_PATHS = (
@@ -214,11 +216,13 @@ def _torch_and_te(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
         for lib in (*te.needed_libraries, *te.loaded_at_import)
         if lib.resolved.state is FactState.ABSENT
     )
-    values["te.missing_libraries"] = (
-        Fact.unknown("the transformer_engine probe failed", "transformer_engine")
-        if _probe_failed(snapshot, "transformer_engine")
-        else Fact.of(missing, DERIVED)
-    )
+    if _probe_failed(snapshot, "transformer_engine"):
+        failed: Fact[Any] = Fact.unknown(
+            "the transformer_engine probe failed", "transformer_engine"
+        )
+        values.update({"te.missing_libraries": failed, "te.core_library_count": failed})
+    else:
+        values["te.missing_libraries"] = Fact.of(missing, DERIVED)
 
 
 def _smoke(snapshot: Snapshot) -> dict[str, Fact[Any]]:
