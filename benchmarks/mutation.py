@@ -15,8 +15,10 @@ How the figures are kept true:
   that broke them went unseen;
 * ``benchmarks/mutation_plugin.py`` charges the calls made while a test module is imported
   to all of that module's tests, so mutmut's per-function test choice includes them;
-* a mutant that makes a test module fail to import counts as killed
-  (``--continue-on-collection-errors``), not as "interrupted".
+* a mutant that makes a test module fail to import counts as killed, not as "interrupted" or
+  a usage error (the plugin again);
+* the statuses are read from mutmut's own records, so an exception in mutmut's runner (exit
+  code 255) is shown as an error, not counted as the "timeout" mutmut reports for it.
 
 mutmut runs from this interpreter's environment (``pip install -e '.[dev]'``); the mutated
 copy comes first on ``sys.path``, and mutmut's forced-fail check stops the run if the tests
@@ -108,7 +110,25 @@ GROUPS: dict[str, Group] = {
 TIMING_TESTS = "not hostile_input and not a_100_mb_report"
 #: Imported once by the fork server: libraries only, never te_doctor or a test module.
 PRELOAD = ("pytest", "click", "packaging.version", "packaging.specifiers", "jsonschema", "yaml")
-#: mutmut's statuses that mean a test noticed the mutant.
+#: mutmut's exit codes (its ``status_by_exit_code``), except 255: an exception in its runner.
+STATUS = {
+    0: "survived",
+    1: "killed",
+    3: "killed",
+    5: "no tests",
+    33: "no tests",
+    24: "timeout",
+    36: "timeout",
+    152: "timeout",
+    -24: "timeout",
+    -9: "segfault",
+    -11: "segfault",
+    2: "interrupted",
+    34: "skipped",
+    255: "runner error",
+    None: "not checked",
+}
+#: The statuses that mean a test noticed the mutant.
 CAUGHT = ("killed", "timeout", "segfault")
 
 
@@ -123,7 +143,6 @@ def _config(group: Group) -> str:
         "no:cacheprovider",
         "-p",
         "benchmarks.mutation_plugin",
-        "--continue-on-collection-errors",
         "-k",
         TIMING_TESTS,
     ]
@@ -164,14 +183,11 @@ def run_group(name: str, scratch: Path) -> dict[str, str]:
     run = subprocess.run(
         [str(mutmut), "run", "--max-children", "1"], cwd=work, capture_output=True, text=True
     )
-    listing = subprocess.run(
-        [str(mutmut), "results", "--all", "true"], cwd=work, capture_output=True, text=True
-    ).stdout
-    statuses = {}
-    for line in listing.splitlines():
-        mutant, _, status = line.strip().partition(": ")
-        if "__mutmut_" in mutant:
-            statuses[mutant] = status.strip()
+    statuses = {
+        mutant: STATUS.get(code, f"exit code {code}")
+        for meta in (work / "mutants").rglob("*.py.meta")
+        for mutant, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items()
+    }
     if not statuses:
         sys.exit(f"{name}: mutmut produced no results\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
     return statuses

@@ -1,5 +1,6 @@
 """pytest plugin for ``benchmarks/mutation.py``: calls made while a test module is imported count
-for every test in that module, and a mutant's tests run fastest first.
+for every test in that module, a mutant's tests run fastest first, and a mutant that breaks a
+test module's import is a failure.
 
 mutmut runs, for each mutant, only the tests that called the mutated function while it
 collected its statistics, and it charges every call to the test that is running. A call made
@@ -7,7 +8,9 @@ while a test module is imported (``RULES = load_rules(...)`` feeding a parametri
 lands on whichever test runs first, and the tests that use the module's data are never chosen
 for that function's mutants. Here those calls are charged to all of the module's tests.
 In a mutant's run the chosen tests run in the order of their measured duration, so the first
-failure (``-x``) comes as early as it can.
+failure (``-x``) comes as early as it can. A test module that no longer imports under the
+mutant makes pytest stop with "interrupted" or, when tests inside it were named, a usage error,
+which mutmut does not count as killed; here it is a failed run (exit 1).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _IMPORT_CALLS: dict[str, set[str]] = {}
 
 def _collecting_stats() -> bool:
     return get_mutant_under_test() == "stats"
+
+
+def _testing_a_mutant() -> bool:
+    return get_mutant_under_test() not in ("", "stats", "fail")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -49,6 +56,12 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """In a mutant's run, the fastest tests first."""
-    if get_mutant_under_test() not in ("", "stats", "fail"):
+    if _testing_a_mutant():
         durations = state().duration_by_test
         items.sort(key=lambda item: durations.get(item.nodeid, 0.0))
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """Under a mutant, a test module that fails to import ends the run as a failure."""
+    if report.failed and _testing_a_mutant():
+        pytest.exit(f"{report.nodeid} does not import under this mutant", returncode=1)
