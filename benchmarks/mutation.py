@@ -42,6 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from _pytest.config import default_plugins
+
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENTS_FILE = ROOT / "benchmarks" / "mutation_equivalents.md"
 
@@ -109,8 +111,17 @@ GROUPS: dict[str, Group] = {
 }
 #: Tests that measure time, not meaning: a slower mutant is not a wrong one.
 TIMING_TESTS = "not hostile_input and not a_100_mb_report"
-#: Imported once by the fork server: libraries only, never te_doctor or a test module.
-PRELOAD = ("pytest", "click", "packaging.version", "packaging.specifiers", "jsonschema", "yaml")
+#: Imported once by the fork server: libraries and pytest's own plugins, never te_doctor or a
+#: test module.
+PRELOAD = (
+    "pytest",
+    *(f"_pytest.{name}" for name in default_plugins),
+    "click",
+    "packaging.version",
+    "packaging.specifiers",
+    "jsonschema",
+    "yaml",
+)
 #: Each mutant's run imports the mutated copy afresh: with bytecode caching on (some shells turn
 #: it off) it compiles each mutated module once, not once per mutant; no pytest plugin is
 #: installed as a dependency, so their discovery is skipped.
