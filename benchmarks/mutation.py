@@ -24,7 +24,11 @@ mutmut runs from this interpreter's environment (``pip install -e '.[dev]'``); t
 copy comes first on ``sys.path``, and mutmut's forced-fail check stops the run if the tests
 imported anything else.
 
-    python benchmarks/mutation.py [--group NAME ...] [--diff] [--json OUT] [--scratch DIR]
+    python benchmarks/mutation.py [--group NAME ...] [--only MUTANT ...] [--diff] [--json OUT]
+                                  [--scratch DIR]
+
+``--only`` (a mutant name or a glob, repeatable) runs just those mutants: for checking a new
+test against the survivors it was written for; a recorded result runs them all.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from _pytest.config import default_plugins
@@ -63,11 +68,13 @@ GROUPS: dict[str, Group] = {
     ),
     "engine": Group(
         ("te_doctor/engine.py",),
-        ("tests/test_core_edges.py", "tests/test_expected_results.py"),
+        ("tests/test_engine.py", "tests/test_core_edges.py", "tests/test_expected_results.py"),
     ),
     "recommend-gate": Group(
         ("te_doctor/recommend.py", "te_doctor/report.py"),
         (
+            "tests/test_recommend.py",
+            "tests/test_gate.py",
             "tests/test_core_edges.py",
             "tests/test_expected_results.py",
             "tests/test_scenarios.py",
@@ -77,6 +84,8 @@ GROUPS: dict[str, Group] = {
         ("te_doctor/flatten.py", "te_doctor/derived.py", "te_doctor/fact_paths.py"),
         (
             "tests/test_flatten.py",
+            "tests/test_flatten_facts.py",
+            "tests/test_collect.py",
             "tests/test_core_edges.py",
             "tests/test_expected_results.py",
             "tests/test_scenarios.py",
@@ -91,6 +100,7 @@ GROUPS: dict[str, Group] = {
         ),
         (
             "tests/test_probe_nvidia.py",
+            "tests/test_probe_nvidia_sources.py",
             "tests/test_probe_cuda.py",
             "tests/test_core_edges.py",
             "tests/test_collect.py",
@@ -176,7 +186,7 @@ def _config(group: Group) -> str:
     )
 
 
-def run_group(name: str, scratch: Path) -> dict[str, str]:
+def run_group(name: str, scratch: Path, only: Sequence[str] = ()) -> dict[str, str]:
     """Mutant name -> mutmut's status (killed, survived, no tests, timeout, ...)."""
     group = GROUPS[name]
     work = scratch / name
@@ -197,7 +207,7 @@ def run_group(name: str, scratch: Path) -> dict[str, str]:
     (work / "mutmut-preload.txt").write_text("\n".join(PRELOAD) + "\n", encoding="utf-8")
     mutmut = Path(sys.executable).parent / "mutmut"
     run = subprocess.run(
-        [str(mutmut), "run", "--max-children", "1"],
+        [str(mutmut), "run", "--max-children", "1", *only],
         cwd=work,
         capture_output=True,
         text=True,
@@ -208,6 +218,8 @@ def run_group(name: str, scratch: Path) -> dict[str, str]:
         for meta in (work / "mutants").rglob("*.py.meta")
         for mutant, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items()
     }
+    if only:
+        statuses = {m: s for m, s in statuses.items() if any(fnmatch(m, o) for o in only)}
     if not statuses:
         sys.exit(f"{name}: mutmut produced no results\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
     return statuses
@@ -253,6 +265,7 @@ def summary(statuses: dict[str, str], explained: dict[str, str]) -> dict[str, in
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="default: all")
+    parser.add_argument("--only", action="append", default=[], help="just these mutants (globs)")
     parser.add_argument("--diff", action="store_true", help="show each survivor's change")
     parser.add_argument("--json", type=Path, help="also write every mutant's status here")
     parser.add_argument("--scratch", type=Path, help="work here instead of a new temp dir")
@@ -261,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     explained = equivalents(EQUIVALENTS_FILE.read_text(encoding="utf-8"))
     results: dict[str, dict[str, str]] = {}
     for name in args.group or list(GROUPS):
-        results[name] = statuses = run_group(name, scratch)
+        results[name] = statuses = run_group(name, scratch, args.only)
         n = summary(statuses, explained)
         missed = n["survived"] + n["no_tests"]
         score = n["killed"] / (n["killed"] + missed - n["equivalent"] or 1)
