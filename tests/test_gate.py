@@ -132,6 +132,14 @@ def test_require_names_the_paths_none_of_which_is_viable() -> None:
     assert never.reasons == ("--require fp8: no viable execution path (fp8)",)
 
 
+def test_require_lists_every_path_of_a_family() -> None:
+    paths = (*PATHS, path("bf16", ["gpu.compute_capability >= 8.0", "te.version >= 9"], ("gpu",)))
+    gate = build_report(
+        SNAPSHOT, facts(te=None), RULES, paths, GateOptions(require=("gpu",)), "9.9"
+    ).gate
+    assert gate.reasons[-1] == "--require gpu: no viable execution path (fp8, bf16)"
+
+
 def test_a_path_named_like_its_family_is_listed_once() -> None:
     """The shipped ``cpu`` path is also the ``cpu`` family: named once, not "(cpu, cpu)"."""
     assert path_names(load_paths())["cpu"] == ("cpu",)
@@ -214,3 +222,7 @@ def test_the_header_shows_versions_or_what_is_missing() -> None:
     )
     shown = report(no_driver).machine
     assert (shown.driver, shown.transformer_engine) == ("no driver", "2.5.0")
+    with_torch = dataclasses.replace(
+        facts(), values={**facts().values, "torch.version": Fact.of("2.4.0+cu121", "t")}
+    )
+    assert report(with_torch).machine.torch == "2.4.0+cu121"

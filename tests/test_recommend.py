@@ -142,6 +142,15 @@ def test_a_smoke_check_verifies_or_rules_out_its_path(
     reasons = () if viable else (f"smoke check fp8 {status}: fp8 said so",)
     assert fp8.reasons == reasons
     assert fp8.blocked_by_rules is False
+    assert bool(fp8.evidence) is (status == "ok")  # only a passed check is evidence
+
+
+@pytest.mark.parametrize("status", ["ok", "skipped"])
+def test_a_check_that_did_not_fail_never_explains_a_path_ruled_out(status: str) -> None:
+    """TE missing: the path is out for its requirement, whatever its smoke check said."""
+    fp8 = verdict(run(facts(te=None), checks=(check("fp8", status),)), "fp8")
+    assert (fp8.viable, fp8.evidence) == (False, "")
+    assert fp8.reasons == ("needs te.version is present",)
 
 
 def test_a_smoke_check_on_another_device_says_nothing_about_the_path() -> None:
@@ -193,7 +202,14 @@ def test_nothing_viable_names_the_closest_path_the_hardware_could_run() -> None:
     hopper = recommend(facts(te=None, gpus=0), (), smoke(), nothing)
     assert (hopper.path, hopper.verification, hopper.closest) == ("", "none-viable", "fp8")
     assert hopper.ranking[1].reasons == ("needs te.version is present",)
-    assert (hopper.snippet, dict(hopper.env), hopper.title) == ("", {}, "")
+    assert (hopper.snippet, dict(hopper.env), hopper.title, hopper.evidence) == ("", {}, "", "")
+
+
+def test_a_gpus_requirement_is_hardware_too() -> None:
+    """No GPU at all: a path that needs ``gpus.count > 0`` is not "closest" either."""
+    needs_gpus = (path("bf16-te", ["gpus.count > 0", "te.version is present"], ("bf16",)),)
+    assert recommend(facts(te=None, gpus=0), (), smoke(), needs_gpus).closest == ""
+    assert recommend(facts(te=None, gpus=1), (), smoke(), needs_gpus).closest == "bf16-te"
 
 
 def test_the_closest_path_is_never_one_a_rule_blocks() -> None:
