@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from te_doctor.derived import add_majors, major_of, torch_cuda_build
+from te_doctor.derived import add_majors, major_of, runs_on, torch_cuda_build
 from te_doctor.facts import Fact, FactState, Version
 from te_doctor.flatten import FlatFacts, flatten
 from te_doctor.snapshot import (
@@ -321,7 +321,7 @@ def test_a_driver_too_old_for_any_build_or_not_a_version() -> None:
         "a driver for CUDA 11.7 runs no current PyTorch CUDA build",
     )
     junk = torch_cuda_build(Fact.of("twelve", "nvidia"))
-    assert (junk.state, junk.reason) == (FactState.UNKNOWN, "'twelve' is not a version")
+    assert junk == Fact.unknown("'twelve' is not a version", "derived")
     gone = torch_cuda_build(Fact.absent("no NVIDIA driver", "nvidia"))
     assert gone == Fact.absent("no NVIDIA driver", "nvidia")
 
@@ -343,3 +343,42 @@ def test_majors_are_derived_only_where_missing() -> None:
     )
     assert "cuda.toolkit_major" not in values  # no version, no major
     assert major_of(Fact.of("13", "t")) == Fact.of(13, "derived")
+
+
+def test_every_fact_names_the_probe_that_found_it_or_derived() -> None:
+    """A fact's source starts with its probe's name; facts computed from others say "derived"."""
+    facts = flatten(H100)
+    probes = {p.name for p in H100.probes} | {"libraries", "smoke", "plan", "derived"}
+    for path, fact in [*facts.values.items(), *facts.gpus[0].items()]:
+        assert fact.source.split(":")[0] in probes, (path, fact.source)
+    for path in ("gpu.index", "gpu.name", "gpu.compute_capability"):
+        assert facts.gpus[0][path].source.split(":")[0] == "nvidia", path
+    for path in ("gpu.torch_has_kernels", "gpu.te_has_kernels", "gpus.distinct_names"):
+        assert facts.get(path).source == "derived", path
+
+
+@pytest.mark.parametrize(
+    ("archs", "cc", "runs"),
+    [
+        (("compute_90",), "9.0", True),  # PTX runs on its own GPU too
+        (("compute_100",), "9.0", False),  # and never on an older one
+        (("compute_120f",), "12.1", True),  # family PTX: its family only
+        (("compute_120f",), "13.0", False),
+        (("sm_61",), "6", False),  # a bare major is major.0
+        (("sm_90",), "9", True),
+    ],
+)
+def test_ptx_and_family_code_run_where_cuda_runs_them(
+    archs: tuple[str, ...], cc: str, runs: bool
+) -> None:
+    assert runs_on(Fact.of(archs, "t"), Fact.of(cc, "t")) == Fact.of(runs, "derived")
+
+
+def test_code_fit_is_missing_for_the_reason_of_what_is_missing() -> None:
+    archs: Fact[tuple[str, ...]] = Fact.of(("sm_90",), "t")
+    cc = Fact.of("9.0", "t")
+    no_te: Fact[tuple[str, ...]] = Fact.absent("transformer_engine is not installed", "te")
+    hung: Fact[str] = Fact.unknown("nvidia-smi did not answer", "nvidia")
+    assert runs_on(no_te, cc) == Fact.absent("transformer_engine is not installed", "derived")
+    assert runs_on(archs, hung) == Fact.unknown("nvidia-smi did not answer", "derived")
+    assert runs_on(no_te, hung) == Fact.absent("transformer_engine is not installed", "derived")
