@@ -81,7 +81,7 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
             values[path] = Fact(
                 state if state is not FactState.KNOWN else FactState.ABSENT,
                 None,
-                reason or "no visible GPU",
+                reason,
                 "nvidia",
             )
     return FlatFacts(

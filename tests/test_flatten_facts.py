@@ -316,9 +316,8 @@ def test_the_newest_pytorch_build_a_driver_runs(cuda: str, build: str) -> None:
 
 def test_a_driver_too_old_for_any_build_or_not_a_version() -> None:
     old = torch_cuda_build(Fact.of("11.7", "nvidia"))
-    assert (old.state, old.reason) == (
-        FactState.ABSENT,
-        "a driver for CUDA 11.7 runs no current PyTorch CUDA build",
+    assert old == Fact.absent(
+        "a driver for CUDA 11.7 runs no current PyTorch CUDA build", "derived"
     )
     junk = torch_cuda_build(Fact.of("twelve", "nvidia"))
     assert junk == Fact.unknown("'twelve' is not a version", "derived")
