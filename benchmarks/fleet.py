@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from te_doctor.check import load_rule_set
+from te_doctor.check.pipeline import load_rule_set
 from te_doctor.fleet.aggregate import aggregate
 from te_doctor.fleet.reading import report_files
 from te_doctor.fleet.sample import write_fleet

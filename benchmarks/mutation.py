@@ -63,15 +63,15 @@ class Group:
 
 GROUPS: dict[str, Group] = {
     "conditions": Group(
-        ("te_doctor/conditions.py",),
+        ("te_doctor/engine/conditions.py", "te_doctor/engine/condition_parser.py"),
         ("tests/test_conditions.py", "tests/test_core_edges.py", "tests/test_rules.py"),
     ),
     "engine": Group(
-        ("te_doctor/engine.py",),
+        ("te_doctor/engine/evaluate.py",),
         ("tests/test_engine.py", "tests/test_core_edges.py", "tests/test_expected_results.py"),
     ),
     "recommend-gate": Group(
-        ("te_doctor/recommend.py", "te_doctor/report.py"),
+        ("te_doctor/engine/recommend.py", "te_doctor/check/report.py"),
         (
             "tests/test_recommend.py",
             "tests/test_gate.py",
@@ -81,7 +81,15 @@ GROUPS: dict[str, Group] = {
         ),
     ),
     "flatten-derived": Group(
-        ("te_doctor/flatten.py", "te_doctor/derived.py", "te_doctor/fact_paths.py"),
+        (
+            "te_doctor/engine/flatten.py",
+            "te_doctor/engine/flatten_gpus.py",
+            "te_doctor/engine/flatten_libraries.py",
+            "te_doctor/engine/flatten_smoke.py",
+            "te_doctor/engine/flatten_stack.py",
+            "te_doctor/engine/derived.py",
+            "te_doctor/engine/fact_paths.py",
+        ),
         (
             "tests/test_flatten.py",
             "tests/test_flatten_facts.py",

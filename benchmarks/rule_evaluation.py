@@ -18,10 +18,10 @@ import statistics
 import time
 from pathlib import Path
 
-from te_doctor.check import load_rule_set
-from te_doctor.engine import evaluate
-from te_doctor.flatten import flatten
-from te_doctor.snapshot_file import load
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.evaluate import evaluate
+from te_doctor.engine.flatten import flatten
+from te_doctor.snapshot.file import load
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 

@@ -4,8 +4,9 @@ Reads the corpus (``tests/data/reports/wave*.json``: public bug reports with the
 error and environment text verbatim, and the category the thread's fix supports), pastes each
 report the way a reporter would (environment, then error) into the triage parser and diagnosis,
 and counts a hit when the labelled category is the first cause (top-1) or among the first three
-(top-3). Prints the whole corpus, each category and each wave, and the figure recorded for the
-last wave before any rule or parser was written for it.
+(top-3). Prints the whole corpus, each category and each wave, and the figures recorded for the
+held-out waves before any rule or parser was written for them (the last wave's is the
+generalisation figure).
 
     python benchmarks/triage_accuracy.py [--misses] [--json]
 """
@@ -20,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from te_doctor.check import load_rule_set
+from te_doctor.check.pipeline import load_rule_set
 from te_doctor.triage.diagnose import diagnose, pasted_facts
 from te_doctor.triage.parsers import parse_report
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "reports"
-#: Measured on wave 2 before any rule or parser was written for it (see SOURCES.md).
+#: Measured on each held-out wave before any rule or parser was written for it (SOURCES.md),
+#: oldest first: a JSON list of {wave, reports, top1, top3, date, commit, note}.
 RECORDED_BEFORE_RULES = CORPUS / "before-rules.json"
 
 
@@ -41,7 +43,7 @@ class Scored:
 
 
 def load_corpus(directory: Path = CORPUS) -> list[tuple[str, dict[str, Any]]]:
-    """Every report with its wave (``wave1``, ``wave2``), file by file."""
+    """Every report with its wave (``wave1``, ``wave2``, ...), file by file."""
     reports = []
     for path in sorted(directory.glob("wave*.json")):
         wave = path.stem.split("-", 1)[0]
@@ -62,7 +64,7 @@ def score(reports: Sequence[tuple[str, dict[str, Any]]]) -> list[Scored]:
     for wave, report in reports:
         parsed = parse_report(pasted_text(report))
         facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
-        causes = diagnose(facts, rules, parsed.formats).causes
+        causes = diagnose(facts, rules, parsed.formats, parsed.unread_text).causes
         top = tuple(dict.fromkeys(c.category for c in causes))[:3]
         rank = top.index(report["category"]) + 1 if report["category"] in top else 0
         scored.append(Scored(report["source"], wave, report["category"], rank, top))
@@ -96,24 +98,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         c: [s for s in scored if s.category == c] for c in sorted({s.category for s in scored})
     }
     groups = {"corpus": scored, **waves, **categories}
-    before = (
+    recorded = (
         json.loads(RECORDED_BEFORE_RULES.read_text(encoding="utf-8"))
         if RECORDED_BEFORE_RULES.is_file()
-        else None
+        else []
     )
     if args.json:
         figures = {
             name: {"reports": len(g), **dict(zip(("top1", "top3"), rates(g), strict=True))}
             for name, g in groups.items()
         }
-        print(json.dumps({"figures": figures, "before_rules": before}, indent=1))
+        print(json.dumps({"figures": figures, "before_rules": recorded}, indent=1))
         return 0
     print(f"{'':<22} {'n':>4}")
     for section in ({"corpus": scored}, waves, categories):
         print("\n".join(_line(name, group) for name, group in section.items()), end="\n\n")
-    if before:
+    for number, before in enumerate(recorded, 1):
+        last = " (the last held-out wave)" if number == len(recorded) else ""
         print(
-            f"{before['wave']} before any rule or parser was written for it "
+            f"{before['wave']} before any rule or parser was written for it{last} "
             f"({before['date']}, {before['commit']}): {before['reports']} reports, "
             f"top-1 {before['top1']:.1%}, top-3 {before['top3']:.1%}"
         )

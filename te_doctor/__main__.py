@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from te_doctor.cli import main
+from te_doctor.cli.main import main
 
 raise SystemExit(main())

@@ -148,6 +148,8 @@ class FakeMachine:
         #: What the smoke child would write on this machine (None: the smoke test is not run).
         self.smoke: dict[str, Any] | None = None
         self.prefix = "/usr"
+        #: Why the probed interpreter is the diagnosed one (``te_doctor.probes.target``).
+        self.chosen_by = "te-doctor's own interpreter (no other environment is active)"
         self.system = SystemInfo(
             hostname="gpu-node-07",
             user="alice",
@@ -213,6 +215,7 @@ class FakeMachine:
             prefix=self.prefix,
             base_prefix="/usr",
             sys_path=tuple(self.sys_path),
+            chosen_by=self.chosen_by,
         )
         nvml = self.nvml
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from te_doctor.conditions import Condition, parse_leaf
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
-from te_doctor.paths import ExecutionPath
-from te_doctor.rules import Rule, Severity, parse_condition
+from te_doctor.engine.condition_parser import parse_leaf
+from te_doctor.engine.conditions import Condition
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.paths import ExecutionPath
+from te_doctor.engine.rule_fields import parse_condition
+from te_doctor.engine.rule_model import Rule, Severity
+from te_doctor.snapshot.facts import Fact
 
 #: The reasons of the absent (``None``) and unknown (``"?"``) facts that ``fact`` makes.
 ABSENT_REASON = "not installed"
@@ -25,8 +27,12 @@ def fact(value: Any) -> Fact[Any]:
 
 
 def flat(values: dict[str, Any], gpu_names: tuple[Any, ...] = ()) -> FlatFacts:
-    """Facts by path (values as for ``fact``), and visible GPUs with these names."""
-    gpus = tuple({"gpu.name": fact(name)} for name in gpu_names)
+    """Facts by path (values as for ``fact``), and visible GPUs with these names (each with
+    the selected GPU's compute capability, when ``values`` has one)."""
+    capability = values.get("gpu.compute_capability")
+    gpus = tuple(
+        {"gpu.name": fact(name), "gpu.compute_capability": fact(capability)} for name in gpu_names
+    )
     return FlatFacts({path: fact(value) for path, value in values.items()}, gpus)
 
 

@@ -29,7 +29,7 @@ import pynvml
 from te_doctor.probes import collect_snapshot
 from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
 from te_doctor.smoke.result import from_child
-from te_doctor.snapshot_file import dumps
+from te_doctor.snapshot.file import dumps
 from tests.elf_builder import fatbin
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
 from tests.smoke_results import GPU_CHECKS, check, child_result, te_support
@@ -61,23 +61,27 @@ def elf_shared_object(
     cubins: Sequence[int] = (),
     ptx: Sequence[int] = (),
     runpath: str = "",
+    rpath: str = "",
 ) -> bytes:
     """A valid 64-bit little-endian x86-64 ELF ``.so`` holding only what te-doctor reads.
 
     Program headers: one PT_LOAD covering the file (virtual address == file offset) and a
-    PT_DYNAMIC with DT_NEEDED, DT_SONAME, optional DT_RUNPATH, DT_STRTAB and DT_STRSZ. Section
+    PT_DYNAMIC with DT_NEEDED, DT_SONAME, optional DT_RPATH and DT_RUNPATH, DT_STRTAB and
+    DT_STRSZ. Section
     headers: ``.dynamic``, ``.dynstr``, ``.nv_fatbin`` (when there is GPU code: one cubin per
     ``cubins`` architecture and one PTX per ``ptx`` one, as nvcc's fatbins hold them) and
     ``.shstrtab``. ``readelf -d`` and ``readelf -S`` read it like any other shared object.
     """
     dynstr = bytearray(b"\0")
     offsets: dict[str, int] = {}
-    for text in (soname, *needed, *([runpath] if runpath else [])):
+    for text in (soname, *needed, *(p for p in (rpath, runpath) if p)):
         if text not in offsets:
             offsets[text] = len(dynstr)
             dynstr += text.encode() + b"\0"
     entries = [(1, offsets[name]) for name in needed]  # DT_NEEDED
     entries.append((14, offsets[soname]))  # DT_SONAME
+    if rpath:
+        entries.append((15, offsets[rpath]))  # DT_RPATH
     if runpath:
         entries.append((29, offsets[runpath]))  # DT_RUNPATH
     dynamic_offset = 64 + 2 * 56
@@ -132,21 +136,33 @@ def elf_shared_object(
     return body.ljust(section_offset, b"\0") + section_table
 
 
-def te_core_needed(cuda_major: int, cudnn_major: int = 9) -> tuple[str, ...]:
-    """DT_NEEDED of a TE 2.x ``libtransformer_engine.so`` (readelf on the PyPI core wheels)."""
-    cudnn = (
+def te_core_needed(version: str, cuda_major: int, cudnn_major: int = 9) -> tuple[str, ...]:
+    """DT_NEEDED of ``libtransformer_engine.so`` for a TE release.
+
+    From ``transformer_engine/common/CMakeLists.txt`` at each tag: cuBLAS(Lt) and the CUDA
+    runtime always; the CUDA driver and NVRTC up to 1.8, the driver up to 1.12; cuDNN and its
+    sub-libraries (``CUDNN::cudnn_all``) from 2.2; NCCL from 2.16 (the 2.20.2 wheel's readelf).
+    """
+    release = tuple(int(part) for part in version.split("+")[0].split(".")[:2])
+    cudnn_parts = (
         ("graph", "engines_runtime_compiled", "ops", "cnn", "adv", "engines_precompiled")
         + ("heuristic",)
         if cudnn_major >= 9
         else ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")
     )
+    cudnn = (
+        (f"libcudnn.so.{cudnn_major}", *(f"libcudnn_{p}.so.{cudnn_major}" for p in cudnn_parts))
+        if release >= (2, 2)
+        else ()
+    )
     return (
-        f"libcudnn.so.{cudnn_major}",
-        *(f"libcudnn_{part}.so.{cudnn_major}" for part in cudnn),
+        *cudnn,
         f"libcublas.so.{cuda_major}",
         f"libcublasLt.so.{cuda_major}",
         f"libcudart.so.{cuda_major}",
-        "libnccl.so.2",
+        *(("libcuda.so.1",) if release < (1, 13) else ()),
+        *((f"libnvrtc.so.{cuda_major}",) if release < (1, 9) else ()),
+        *(("libnccl.so.2",) if release >= (2, 16) else ()),
         "libstdc++.so.6",
         "libm.so.6",
         "libgcc_s.so.1",
@@ -365,6 +381,7 @@ class Toolkit:
     cublas: str
     nvrtc: str
     nvcc: str
+    curand: str  # each a component's version, in this order in the definitions below
 
     @property
     def root(self) -> str:
@@ -372,14 +389,10 @@ class Toolkit:
         return f"/usr/local/cuda-{major}.{minor}"
 
 
-CUDA_12_4 = Toolkit(
-    "12.4.1", cudart="12.4.127", cublas="12.4.5.8", nvrtc="12.4.127", nvcc="12.4.131"
-)
-CUDA_12_6 = Toolkit("12.6.2", cudart="12.6.77", cublas="12.6.3.3", nvrtc="12.6.77", nvcc="12.6.77")
-CUDA_12_8 = Toolkit("12.8.0", cudart="12.8.57", cublas="12.8.3.14", nvrtc="12.8.61", nvcc="12.8.61")
-CUDA_12_2 = Toolkit(
-    "12.2.2", cudart="12.2.140", cublas="12.2.5.6", nvrtc="12.2.140", nvcc="12.2.140"
-)
+CUDA_12_4 = Toolkit("12.4.1", "12.4.127", "12.4.5.8", "12.4.127", "12.4.131", "10.3.5.147")
+CUDA_12_6 = Toolkit("12.6.2", "12.6.77", "12.6.3.3", "12.6.77", "12.6.77", "10.3.7.77")
+CUDA_12_8 = Toolkit("12.8.0", "12.8.57", "12.8.3.14", "12.8.61", "12.8.61", "10.3.9.55")
+CUDA_12_2 = Toolkit("12.2.2", "12.2.140", "12.2.5.6", "12.2.140", "12.2.140", "10.3.3.141")
 
 
 def cuda_toolkit(m: FakeMachine, toolkit: Toolkit, *, default: bool = True) -> str:
@@ -407,10 +420,12 @@ def cuda_toolkit(m: FakeMachine, toolkit: Toolkit, *, default: bool = True) -> s
         ("libcublas", toolkit.cublas),
         ("libcublasLt", toolkit.cublas),
         ("libnvrtc", toolkit.nvrtc),
+        ("libcurand", toolkit.curand),
     ):
+        soname_major = version.split(".")[0] if lib == "libcurand" else major
         m.write(f"{libdir}/{lib}.so.{version}")
-        m.link(f"{libdir}/{lib}.so.{major}", f"{lib}.so.{version}")
-        m.link(f"{libdir}/{lib}.so", f"{lib}.so.{major}")
+        m.link(f"{libdir}/{lib}.so.{soname_major}", f"{lib}.so.{version}")
+        m.link(f"{libdir}/{lib}.so", f"{lib}.so.{soname_major}")
     m.link(f"{root}/lib64", "targets/x86_64-linux/lib")
     if default:
         m.link("/usr/local/cuda", root.rsplit("/", 1)[1])
@@ -637,6 +652,48 @@ def nvidia_wheel(m: FakeMachine, site: str, name: str, version: str, installer: 
         m.write(f"{folder}/lib/{file}")
 
 
+#: DT_RPATH (not DT_RUNPATH) of a CUDA 12 PyPI wheel's libtorch_cuda.so, as ``readelf -d`` shows
+#: it: the pip nvidia folders are searched before LD_LIBRARY_PATH.
+TORCH_CU12_RPATH = ":".join(
+    [
+        f"$ORIGIN/../../nvidia/{folder}/lib"
+        for folder in (
+            "cublas",
+            "cuda_cupti",
+            "cuda_nvrtc",
+            "cuda_runtime",
+            "cudnn",
+            "cufft",
+            "curand",
+            "cusolver",
+            "cusparse",
+            "nccl",
+            "nvtx",
+        )
+    ]
+    + ["$ORIGIN"]
+)
+
+
+def torch_cuda_needed(build: TorchBuild) -> tuple[str, ...]:
+    """DT_NEEDED of libtorch_cuda.so: the CUDA libraries of its major, cuDNN of its wheel."""
+    assert build.cuda is not None
+    major = build.cuda.split(".")[0]
+    cudnn = next((v for n, v in build.wheels if n.startswith("nvidia-cudnn")), "9")
+    return (
+        "libc10_cuda.so",
+        f"libcudart.so.{major}",
+        "libnccl.so.2",
+        "libcurand.so.10",
+        f"libcublas.so.{major}",
+        f"libcublasLt.so.{major}",
+        f"libcudnn.so.{cudnn.split('.')[0]}",
+        f"libnvrtc.so.{major}",
+        "libc10.so",
+        "libtorch_cpu.so",
+    )
+
+
 def torch_version_py(build: TorchBuild) -> str:
     """``torch/version.py`` exactly as a PyTorch wheel generates it."""
     cuda = "None" if build.cuda is None else repr(build.cuda)
@@ -666,16 +723,15 @@ def install_torch(
     for lib in ("libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so"):
         m.write(f"{site}/torch/lib/{lib}")
     if build.cuda is not None:
-        major = build.cuda.split(".")[0]
         m.write(f"{site}/torch/lib/libc10_cuda.so")
         m.write(
             f"{site}/torch/lib/libtorch_cuda.so",
             elf_shared_object(
                 "libtorch_cuda.so",
-                (f"libcudart.so.{major}", "libc10_cuda.so", "libc10.so", "libtorch_cpu.so"),
+                torch_cuda_needed(build),
                 cubins=build.cubins,
                 ptx=build.ptx,
-                runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN",
+                rpath=TORCH_CU12_RPATH if build.wheels else "",
             ),
         )
     for name, version in build.wheels:
@@ -717,7 +773,7 @@ def install_te_wheels(
         f"{site}/transformer_engine/wheel_lib/libtransformer_engine.so",
         elf_shared_object(
             "libtransformer_engine.so",
-            te_core_needed(core_links_cuda, cudnn_major),
+            te_core_needed(version, core_links_cuda, cudnn_major),
             cubins=cubins,
         ),
     )
@@ -743,7 +799,9 @@ def install_te_source(
     m.write(
         f"{site}/libtransformer_engine.so",
         elf_shared_object(
-            "libtransformer_engine.so", te_core_needed(cuda_major, cudnn_major), cubins=cubins
+            "libtransformer_engine.so",
+            te_core_needed(version, cuda_major, cudnn_major),
+            cubins=cubins,
         ),
     )
     m.write(f"{site}/{TORCH_EXT}", elf_shared_object(TORCH_EXT, TORCH_EXT_NEEDED))
@@ -766,6 +824,27 @@ def add_packages(m: FakeMachine, site: str, packages: Sequence[tuple[str, str]])
     """Other distributions of interest (flash-attn, accelerate, ...)."""
     for name, version in packages:
         m.add_dist(name, version, site=site)
+
+
+def system_nvrtc(m: FakeMachine, version: str = "12.0.140", libdir: str = UBUNTU_LIBDIR) -> None:
+    """NVRTC from the distribution's packages (Ubuntu ``libnvrtc12``), so in the loader cache.
+
+    TE 1.9-2.3 look for NVRTC only in CUDA_HOME/CUDA_PATH/``/usr/local/cuda`` and then in
+    ``ldconfig -p`` (never in the pip wheel): without one of them ``import transformer_engine``
+    fails (``_load_nvrtc`` at v1.9-v2.3). Machines with those releases and no toolkit have this.
+    """
+    m.write(f"{libdir}/libnvrtc.so.{version}")
+    m.link(f"{libdir}/libnvrtc.so.{version.split('.')[0]}", f"libnvrtc.so.{version}")
+
+
+def pip_cudnn_on_loader_path(m: FakeMachine, site: str) -> None:
+    """``LD_LIBRARY_PATH`` holds the pip cuDNN folder (the workaround TE#1853 needs).
+
+    TE 2.2 and 2.3 cores link every cuDNN sub-library (``CUDNN::cudnn_all``), but their import
+    opens only the wheel's ``libcudnn.so.9``: the sub-libraries must be on the loader path.
+    """
+    folder = f"{site}/nvidia/cudnn/lib"
+    m.env["LD_LIBRARY_PATH"] = ":".join(p for p in (folder, m.env.get("LD_LIBRARY_PATH")) if p)
 
 
 # --------------------------------------------------------------------------------------------
@@ -795,6 +874,7 @@ def h100_cuda12_te_ok(m: FakeMachine) -> None:
     site = venv(m, "/opt/venvs/train")
     install_torch(m, site, TORCH_2_6_0_CU124)
     install_te_wheels(m, site, "2.3.0")
+    pip_cudnn_on_loader_path(m, site)
     add_packages(m, site, (("flash-attn", "2.7.4.post1"), ("accelerate", "1.6.0")))
     m.env.update({"NCCL_IB_HCA": "mlx5", "OMP_NUM_THREADS": "8"})
 
@@ -826,6 +906,7 @@ def a100(m: FakeMachine) -> None:
         mig=MIG_DISABLED,
     )
     nvidia_driver(m, "535.183.06", 12020, devices, libdir="/usr/lib64")
+    system_nvrtc(m, libdir="/usr/lib64")
     ldconfig(m, ("/lib64",))
     site = venv(m, "/home/bob/venvs/te")
     install_torch(m, site, TORCH_2_4_0_CU121)
@@ -842,6 +923,7 @@ def l40s_ada(m: FakeMachine) -> None:
         slug, "NVIDIA L40S", (8, 9), 46068, bus_ids, serial_prefix="132352304", persistence=0
     )
     nvidia_driver(m, "550.127.05", 12040, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = venv(m, "/srv/app/.venv")
     install_torch(m, site, TORCH_2_5_1_CU124)
@@ -889,6 +971,7 @@ def b200(m: FakeMachine) -> None:
     site = venv(m, "/home/alice/proj/.venv")
     install_torch(m, site, TORCH_2_7_0_CU128, installer="uv")
     install_te_wheels(m, site, "2.3.0", installer="uv")
+    pip_cudnn_on_loader_path(m, site)
     m.env["NVTE_FRAMEWORK"] = "pytorch"
 
 
@@ -937,6 +1020,7 @@ def t4(m: FakeMachine) -> None:
         persistence=0,
     )
     nvidia_driver(m, "535.104.05", 12020, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = system_python(m)
     install_torch(m, site, TORCH_2_5_1_CU121)
@@ -972,10 +1056,12 @@ def h100_mig(m: FakeMachine) -> None:
         mig=(1, 1),
     )
     nvidia_driver(m, "550.90.07", 12040, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = system_python(m)
     install_torch(m, site, TORCH_2_6_0_CU124)
     install_te_wheels(m, site, "2.2.0")
+    pip_cudnn_on_loader_path(m, site)
     mig = mig_uuid(f"{slug}/0/3g.40gb")
     m.env.update(
         {
@@ -1003,6 +1089,7 @@ def driver_older_than_torch_cuda(m: FakeMachine) -> None:
         mig=MIG_DISABLED,
     )
     nvidia_driver(m, "535.161.08", 12020, devices)
+    system_nvrtc(m)
     ldconfig(m)
     site = venv(m, "/home/alice/te-env")
     install_torch(m, site, TORCH_2_6_0_CU124)
@@ -1036,6 +1123,20 @@ def two_te_variants(m: FakeMachine) -> None:
     )
 
 
+def apt_cudnn_and_nccl(m: FakeMachine, cudnn: str, nccl: str) -> None:
+    """cuDNN 9 and NCCL from an NGC image's apt packages (not pip wheels), in the loader cache.
+
+    libcudnn9-dev adds the unversioned libcudnn.so that TE's final ``dlopen`` needs.
+    """
+    for lib, version in (("libcudnn", cudnn), ("libnccl", nccl)):
+        m.write(f"{UBUNTU_LIBDIR}/{lib}.so.{version}")
+        m.link(f"{UBUNTU_LIBDIR}/{lib}.so.{version.split('.')[0]}", f"{lib}.so.{version}")
+    for part in CUDNN_LIBRARIES[9][1:]:
+        m.write(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.{cudnn}")
+        m.link(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9", f"libcudnn{part}.so.{cudnn}")
+    m.link(f"{UBUNTU_LIBDIR}/libcudnn.so", "libcudnn.so.9")
+
+
 def ngc_container(m: FakeMachine) -> None:
     """NGC PyTorch 25.01 (torch 2.6.0a0+ecf3bae40a, CUDA 12.8, cuDNN 9.7.0, TE 1.14 from source)."""
     slug = "ngc-container"
@@ -1060,13 +1161,7 @@ def ngc_container(m: FakeMachine) -> None:
     )
     nvidia_driver(m, "570.86.15", 12080, devices)
     toolkit_lib = cuda_toolkit(m, CUDA_12_8)
-    # cuDNN and NCCL come from the container's apt packages, not from pip wheels.
-    for lib, version in (("libcudnn", "9.7.0"), ("libnccl", "2.25.1")):
-        m.write(f"{UBUNTU_LIBDIR}/{lib}.so.{version}")
-        m.link(f"{UBUNTU_LIBDIR}/{lib}.so.{version.split('.')[0]}", f"{lib}.so.{version}")
-    for part in CUDNN_LIBRARIES[9][1:]:
-        m.write(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9.7.0")
-        m.link(f"{UBUNTU_LIBDIR}/libcudnn{part}.so.9", f"libcudnn{part}.so.9.7.0")
+    apt_cudnn_and_nccl(m, "9.7.0", "2.25.1")
     m.write("/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", cudnn_header("9.7.0.66"))
     m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
     ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
@@ -1290,7 +1385,7 @@ def system_cudnn(m: FakeMachine, version: str) -> None:
     m.link("/usr/include/cudnn_version.h", "x86_64-linux-gnu/cudnn_version_v9.h")
 
 
-CUDA_11_8 = Toolkit("11.8.0", cudart="11.8.89", cublas="11.11.3.6", nvrtc="11.8.89", nvcc="11.8.89")
+CUDA_11_8 = Toolkit("11.8.0", "11.8.89", "11.11.3.6", "11.8.89", "11.8.89", "10.3.0.86")
 TORCH_2_8_0_CPU = TorchBuild("2.8.0+cpu", None, "ba56102387ef21a3b04b357e5b183d48f0afefc7", ())
 
 
@@ -1466,6 +1561,181 @@ def plan_no_gpu(m: FakeMachine) -> None:
     pip_build_tools(m, prefix, site)
 
 
+# --------------------------------------------------------------------------------------------
+# Machines for the loader model (issue 12 item 3) and CUDA forward compatibility (FR1)
+
+
+def hgx_h100(m: FakeMachine, slug: str, hostname: str, serial_prefix: str, driver: str) -> None:
+    """An HGX H100 node on Ubuntu 24.04 with the given driver (its CUDA from the branch table)."""
+    host(m, hostname=hostname, kernel="6.8.0-49-generic", cpus=224, mem_kib=2113389556)
+    devices = gpus(
+        slug,
+        "NVIDIA H100 80GB HBM3",
+        (9, 0),
+        81559,
+        HGX_BUS_IDS,
+        serial_prefix=serial_prefix,
+        mig=MIG_DISABLED,
+    )
+    cuda = {"535": 12020, "570": 12080, "580": 13000}[driver.split(".")[0]]
+    nvidia_driver(m, driver, cuda, devices)
+
+
+def toolkit_and_venv(
+    m: FakeMachine, toolkit: Toolkit, prefix: str, torch: TorchBuild, *, cudnn: str = ""
+) -> str:
+    """A default CUDA toolkit in the loader cache (with a cuDNN copied in, when given) and a
+    venv with ``torch``; returns the venv's site-packages."""
+    toolkit_lib = cuda_toolkit(m, toolkit)
+    if cudnn:
+        cudnn_in_toolkit(m, toolkit_lib, cudnn)
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = venv(m, prefix)
+    install_torch(m, site, torch)
+    return site
+
+
+def cudnn_in_toolkit(m: FakeMachine, toolkit_lib: str, version: str) -> None:
+    """A cuDNN tarball copied into the CUDA toolkit (the old install guide's `cp cudnn*/lib/*`)."""
+    for part in CUDNN_LIBRARIES[9]:
+        m.write(f"{toolkit_lib}/libcudnn{part}.so.{version}")
+        m.link(f"{toolkit_lib}/libcudnn{part}.so.9", f"libcudnn{part}.so.{version}")
+
+
+TORCH_2_8_0_CU128_CUDNN_9_13 = dataclasses.replace(
+    TORCH_2_8_0_CU128,
+    wheels=tuple(
+        (name, "9.13.0.50" if name == "nvidia-cudnn-cu12" else version)
+        for name, version in TORCH_2_8_0_CU128.wheels
+    ),
+)
+
+
+def te_2_20_stale_toolkit_cudnn(m: FakeMachine) -> None:
+    """H100, torch 2.8.0+cu128 with pip cuDNN 9.13, TE 2.20.2, and cuDNN 9.1 in /usr/local/cuda.
+
+    TE 2.20 searches /usr/local/cuda before the pip wheel: its import opens cuDNN 9.1 while
+    torch links 9.13, and TE's own version check (cuDNN >= 9.12) sees 9.1.
+    """
+    _te_2_20_next_to_toolkit_cudnn(m, "te-2-20-stale-toolkit-cudnn", "dgx-h100-41", "165242311")
+
+
+def te_2_20_cudnn_home_on_pip(m: FakeMachine) -> None:
+    """The same software after the fix TED308 gives: CUDNN_HOME names torch's pip cuDNN."""
+    _te_2_20_next_to_toolkit_cudnn(m, "te-2-20-cudnn-home-on-pip", "dgx-h100-42", "165242315")
+    m.env["CUDNN_HOME"] = f"/opt/venvs/llm/lib/{PY}/site-packages/nvidia/cudnn"
+
+
+def _te_2_20_next_to_toolkit_cudnn(m: FakeMachine, slug: str, hostname: str, serial: str) -> None:
+    hgx_h100(m, slug, hostname, serial, "570.124.06")
+    site = toolkit_and_venv(
+        m, CUDA_12_8, "/opt/venvs/llm", TORCH_2_8_0_CU128_CUDNN_9_13, cudnn="9.1.0"
+    )
+    install_te_wheels(m, site, "2.20.2")
+
+
+def te_2_14_cu13_core_with_toolkit(m: FakeMachine) -> None:
+    """H100 on R580 with torch 2.8.0+cu128, a CUDA 12.8 toolkit, and TE 2.14.1's cu13 core.
+
+    The CUDA 13 cuBLAS and runtime wheels are installed (nvidia/cu13/lib), but TE >= 2.11 finds
+    the toolkit's NVRTC and cuRAND, so it does not preload them; nothing else loads CUDA 13.
+    """
+    slug = "te-2-14-cu13-core-with-toolkit"
+    hgx_h100(m, slug, "dgx-h100-43", "165242312", "580.65.06")
+    site = toolkit_and_venv(m, CUDA_12_8, "/opt/venvs/llm", TORCH_2_8_0_CU128)
+    install_te_wheels(m, site, "2.14.1", cores=(("cu13", ""),), core_links_cuda=13)
+    for name, version, files in (
+        ("nvidia-cublas", "13.0.2.14", ("libcublas.so.13", "libcublasLt.so.13")),
+        ("nvidia-cuda-runtime", "13.0.96", ("libcudart.so.13",)),
+    ):
+        m.add_dist(name, version, site=site)
+        for file in files:
+            m.write(f"{site}/nvidia/cu13/lib/{file}")
+
+
+def te_2_3_pip_cudnn_only(m: FakeMachine) -> None:
+    """H100 with torch 2.6.0+cu124 and TE 2.3.0 from pip, without any LD_LIBRARY_PATH.
+
+    TE 2.3's core links every cuDNN sub-library; its import opens only the wheel's
+    libcudnn.so.9 and torch loads no sub-library, so `import transformer_engine` fails.
+    """
+    hgx_h100(m, "te-2-3-pip-cudnn-only", "dgx-h100-44", "165242313", "570.124.06")
+    site = toolkit_and_venv(m, CUDA_12_4, "/opt/venvs/train", TORCH_2_6_0_CU124)
+    install_te_wheels(m, site, "2.3.0")
+
+
+def te_1_13_no_system_nvrtc(m: FakeMachine) -> None:
+    """A100 cloud VM, torch 2.4.0+cu121 and TE 1.13.0 from pip, no CUDA toolkit.
+
+    TE 1.9-2.3 look for NVRTC in the toolkit and `ldconfig -p` only: the pip NVRTC is not
+    enough, and the import fails in `ldconfig -p | grep 'libnvrtc'`.
+    """
+    slug = "te-1-13-no-system-nvrtc"
+    host(m, hostname="a100-vm-3", kernel="6.8.0-1015-gcp", cpus=96, mem_kib=1056467012)
+    devices = gpus(
+        slug,
+        "NVIDIA A100-SXM4-40GB",
+        (8, 0),
+        40960,
+        HGX_BUS_IDS[:2],
+        serial_prefix="132462107",
+        mig=MIG_DISABLED,
+    )
+    nvidia_driver(m, "535.183.06", 12020, devices)
+    ldconfig(m)
+    site = venv(m, "/home/bob/venvs/te")
+    install_torch(m, site, TORCH_2_4_0_CU121)
+    install_te_wheels(m, site, "1.13.0")
+
+
+CUDA_13_0 = Toolkit("13.0.1", "13.0.96", "13.0.2.14", "13.0.88", "13.0.88", "10.4.0.35")
+
+
+def ngc_h100_r535_cuda_compat(m: FakeMachine) -> None:
+    """An NGC-style CUDA 13.0 container on an H100 host still running driver R535 (CUDA 12.2).
+
+    The image carries cuda-compat (R580's libcuda in /usr/local/cuda/compat/lib, first on
+    LD_LIBRARY_PATH), torch and TE built from source against CUDA 13.0, and cuDNN from apt.
+    """
+    hgx_h100(m, "ngc-h100-r535-cuda-compat", "5b7c9e2d1f3a", "165242314", "535.161.08")
+    m.system = dataclasses.replace(m.system, user="root")
+    m.write("/.dockerenv")
+    toolkit_lib = cuda_toolkit(m, CUDA_13_0)
+    compat = "/usr/local/cuda-13.0/compat/lib.real"
+    m.write(f"{compat}/libcuda.so.580.82.07")
+    m.link(f"{compat}/libcuda.so.1", "libcuda.so.580.82.07")
+    m.link("/usr/local/cuda-13.0/compat/lib", "lib.real")
+    apt_cudnn_and_nccl(m, "9.13.0", "2.27.7")
+    ldconfig(m, (UBUNTU_LDCACHE_DIR, toolkit_lib))
+    site = system_python(m)
+    torch = TorchBuild(
+        "2.9.0a0+50eac811a6",
+        "13.0",
+        "50eac811a68e63e96ad56c11c983bfe298a0bb8a",
+        (),
+        cubins=(75, 80, 86, 90, 100, 120),
+        ptx=(120,),
+    )
+    install_torch(m, site, torch, direct_url={"url": "file:///opt/pytorch/pytorch", "dir_info": {}})
+    install_te_source(
+        m,
+        site,
+        "2.9.0+70f5366",
+        {"url": "file:///opt/transformerengine", "dir_info": {}},
+        cubins=(75, 80, 89, 90, 100, 120),
+        cuda_major=13,
+    )
+    m.env.update(
+        {
+            "NVIDIA_PYTORCH_VERSION": "25.10",
+            "CUDA_HOME": "/usr/local/cuda",
+            "LD_LIBRARY_PATH": "/usr/local/cuda/compat/lib:/usr/local/nvidia/lib:"
+            "/usr/local/nvidia/lib64",
+            "NVIDIA_VISIBLE_DEVICES": "all",
+        }
+    )
+
+
 #: Machines recorded twice, once more with a smoke test: they share their GPUs (and UUIDs).
 SAME_MACHINE_WITH_SMOKE = {
     "h100-smoke-verified": "h100-cuda12-te-ok",
@@ -1498,6 +1768,12 @@ MACHINES: dict[str, Callable[[FakeMachine], None]] = {
     "plan-8gb-ram": plan_8gb_ram,
     "plan-old-driver-cu13": plan_old_driver_cu13,
     "plan-no-gpu": plan_no_gpu,
+    "te-2-20-stale-toolkit-cudnn": te_2_20_stale_toolkit_cudnn,
+    "te-2-20-cudnn-home-on-pip": te_2_20_cudnn_home_on_pip,
+    "te-2-14-cu13-core-with-toolkit": te_2_14_cu13_core_with_toolkit,
+    "te-2-3-pip-cudnn-only": te_2_3_pip_cudnn_only,
+    "te-1-13-no-system-nvrtc": te_1_13_no_system_nvrtc,
+    "ngc-h100-r535-cuda-compat": ngc_h100_r535_cuda_compat,
 }
 
 

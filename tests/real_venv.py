@@ -81,13 +81,14 @@ def ensure_venv(installs: tuple[tuple[str, ...], ...] = INSTALLS, name: str = "b
 
 
 def _build(venv: Path, installs: tuple[tuple[str, ...], ...]) -> None:
-    _run([sys.executable, "-m", "venv", str(venv)])
+    run_install([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv_python(venv)), "-m", "pip", "install", "--no-input", "--progress-bar", "off"]
     for args in installs:
-        _run([*pip, *args])
+        run_install([*pip, *args])
 
 
-def _run(argv: Sequence[str]) -> None:
+def run_install(argv: Sequence[str]) -> None:
+    """Run an install command; ``OfflineError`` when it failed for want of a package index."""
     result = subprocess.run(
         argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
     )

@@ -18,8 +18,8 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import loads
+from te_doctor.snapshot.file import loads
+from te_doctor.snapshot.model import Snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,6 +1,6 @@
 """Smoke-child results for recorded machines, in the child's own result format.
 
-They are what ``te_doctor/smoke/child.py`` writes on such a machine; the parent's real parser
+They are what ``te_doctor/smoke/child/`` writes on such a machine; the parent's real parser
 (``te_doctor.smoke.result.from_child``) turns them into the snapshot's smoke section.
 """
 

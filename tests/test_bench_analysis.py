@@ -134,3 +134,49 @@ def test_a_cpu_only_verdict_is_labelled() -> None:
         path("torch-fp8", 2.0, device="cpu"), path("torch-amp-bf16", 0.5, device="cpu")
     ).verdict
     assert verdict.text.startswith("On the CPU (this says nothing about a GPU): torch-fp8 is 0.25x")
+
+
+def with_samples(run: PathRun, samples: tuple[float, ...]) -> PathRun:
+    """The path with every component's timed steps replaced."""
+    components = tuple(dataclasses.replace(c, samples_s=samples) for c in run.components)
+    return dataclasses.replace(run, components=components)
+
+
+def test_a_row_whose_spread_is_over_the_threshold_gives_no_speedup() -> None:
+    """The 3.9x-then-0.01x of issue 15: a noisy FP8 row is marked, not compared, not judged."""
+    noisy = with_samples(path("te-fp8-current", 0.010), (0.002, 0.010, 0.040))
+    analysis = analysed(noisy, path("te-bf16", 0.016))
+    fp8 = next(r for r in analysis.results if r.path == "te-fp8-current")
+    assert fp8.unstable.startswith("spread ±") and fp8.speedup is None
+    assert fp8.baseline == "te-bf16"  # compared with, but no ratio from an unsteady row
+    verdict = analysis.verdict
+    assert verdict.kind == "unstable" and verdict.speedup is None
+    assert "rerun with --repeats 20 --warmup 10" in verdict.text
+
+
+def test_an_unstable_baseline_withholds_every_ratio_built_on_it() -> None:
+    noisy_bf16 = with_samples(path("te-bf16", 0.016), (0.004, 0.016, 0.064))
+    analysis = analysed(path("te-fp8-current", 0.010), noisy_bf16)
+    fp8 = next(r for r in analysis.results if r.path == "te-fp8-current")
+    assert not fp8.unstable and fp8.speedup is None
+    assert analysis.verdict.kind == "unstable"
+
+
+def test_too_few_samples_are_unstable_and_steady_rows_still_count() -> None:
+    two = with_samples(path("torch-fp8", 0.011), (0.011, 0.011))
+    analysis = analysed(two, path("te-fp8-current", 0.010), path("te-bf16", 0.016))
+    torch_fp8 = next(r for r in analysis.results if r.path == "torch-fp8")
+    assert torch_fp8.unstable == "only 2 timed step(s), fewer than 3"
+    assert analysis.verdict.kind == "worth-it" and analysis.verdict.path == "te-fp8-current"
+
+
+def test_the_table_marks_unstable_rows_and_says_how_to_measure_again() -> None:
+    from te_doctor.render.bench_render import bench_text
+
+    noisy = with_samples(path("te-fp8-current", 0.010), (0.002, 0.010, 0.040))
+    run = run_of(noisy, path("te-bf16", 0.016))
+    text = bench_text(run, analyse(run, load_peaks()))
+    row = next(line for line in text.splitlines() if line.startswith("te-fp8-current"))
+    assert "unstable" in row and "not compared" in row
+    assert "Unstable (no speed-up is computed from these" in text
+    assert "rerun with --repeats 20 --warmup 10" in text

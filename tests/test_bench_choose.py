@@ -9,7 +9,7 @@ import pytest
 from te_doctor.bench.choose import PathChoiceError, PlannedPath
 from te_doctor.bench.pipeline import plan_paths
 from te_doctor.bench.workload import build_workload
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,7 +37,7 @@ def test_an_h100_with_te_benchmarks_every_viable_gpu_path() -> None:
 
 def test_a_machine_without_a_gpu_benchmarks_the_cpu_paths() -> None:
     planned = plan("no-gpu-laptop")
-    assert list(planned) == ["torch-fp8", "torch-amp-bf16", "cpu"]
+    assert list(planned) == ["torch-fp8", "cpu-bf16", "cpu"]
     assert {p.device for p in planned.values()} == {"cpu"}
     assert planned["torch-fp8"].note == "no CUDA GPU here: runs on the CPU"
 

@@ -19,7 +19,8 @@ from te_doctor.bench.plot import PlotError, check_plot_target
 from te_doctor.bench.record import load_run, run_to_data
 from te_doctor.bench.workload import build_workload, step_flops
 
-pytest.importorskip("torch", reason="the dev extra installs torch (CPU)")
+#: Every test here runs the real bench child, which needs torch.
+pytestmark = pytest.mark.torch
 
 SHAPE = [
     "--hidden-size",
@@ -70,14 +71,15 @@ def test_the_cpu_paths_are_measured_and_labelled(
     run = load_run(out)
     assert [(p.id, p.device, p.status) for p in run.paths] == [
         ("torch-fp8", "cpu", "ran"),
-        ("torch-amp-bf16", "cpu", "ran"),
+        ("cpu-bf16", "cpu", "ran"),
         ("cpu", "cpu", "ran"),
     ]
     for path in run.paths:
         for component in path.components:
             assert component.status == "ok", (path.id, component.reason)
-            assert len(component.samples_s) == 3 and len(component.warmup_s) == 1
-    assert "bench: [1/3] torch-fp8 on cpu ..." in done.stderr
+            # every timed step is kept; the warm-up ran at least the one asked for
+            assert len(component.samples_s) == 3 and len(component.warmup_s) >= 1
+    assert "bench: " not in done.stderr  # no live status on a pipe
     assert "te-doctor: saved " in done.stderr
 
 
@@ -126,7 +128,7 @@ def test_load_renders_the_table_and_the_verdict(
         lines[0]
         == "te-doctor bench: custom: hidden 64, FFN 128, 4 heads (2 KV), seq 32 x batch 2, gelu"
     )
-    assert any(line.startswith("torch-fp8       cpu     gemms") for line in lines)
+    assert any(re.match(r"torch-fp8 +cpu +gemms ", line) for line in lines)
     assert lines[-1].startswith("Verdict: On the CPU")
     markdown = te_doctor(
         "bench", "--load", str(measured[0]), "--format", "markdown", cache=tmp_path
@@ -140,11 +142,12 @@ def test_check_cites_the_bench_result_for_this_machine(
     cache = measured[1]
     cited = te_doctor("check", "--no-smoke", "--fail-on", "never", cache=cache)
     assert "Measured here (te-doctor bench, " in cited.stdout
-    assert "te-doctor bench --load " in cited.stdout  # the recommended path: cpu
+    assert "details: te-doctor bench --load " in cited.stdout
     report = json.loads(te_doctor("check", "--no-smoke", "--format", "json", cache=cache).stdout)
-    assert (
-        report["measured"]["path"] == "cpu" and report["measured"]["baseline"] == "torch-amp-bf16"
-    )
+    # the recommended path is cpu; its speed-up is cited only when its rows were steady
+    cited_path = report["measured"]["path"]
+    assert cited_path in ("cpu", "")
+    assert report["measured"]["baseline"] == ("cpu-bf16" if cited_path else "")
     markdown = te_doctor("check", "--no-smoke", "--format", "markdown", cache=cache).stdout
     assert "- Measured here (" in markdown
     elsewhere = te_doctor("check", "--no-smoke", "--fail-on", "never", cache=tmp_path)
@@ -154,7 +157,7 @@ def test_check_cites_the_bench_result_for_this_machine(
 def test_the_plot_is_drawn(
     measured: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path
 ) -> None:
-    pytest.importorskip("matplotlib", reason="the dev extra installs matplotlib")
+    pytest.importorskip("matplotlib", reason="the test dependency group installs matplotlib")
     png, svg = tmp_path / "speedup.png", tmp_path / "speedup.svg"
     for file in (png, svg):
         done = te_doctor("bench", "--load", str(measured[0]), "--plot", str(file), cache=tmp_path)

@@ -1,9 +1,10 @@
 """The bench child's calls into Transformer Engine fit the real TE API.
 
-No GPU here, so the TE paths of ``te_doctor/bench/child.py`` never run in these tests. What can
-be checked is that every call they make matches the real TE 2.20.2 wheel (installed with
-``--no-deps`` in the broken-TE venv; its import fails without cuDNN, so its source is read with
-``ast``): constructor keywords, positional parameters, recipe classes and fields, autocast.
+No GPU here, so the TE paths of the bench child (``te_doctor/bench/child/``) never run in these
+tests. What can be checked is that every call they make matches the real TE 2.20.2 wheel
+(installed with ``--no-deps`` in the broken-TE venv; its import fails without cuDNN, so its
+source is read with ``ast``): constructor keywords, positional parameters, recipe classes and
+fields, autocast.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-CHILD = Path(__file__).parents[1] / "te_doctor" / "bench" / "child.py"
+CHILD = Path(__file__).parents[1] / "te_doctor" / "bench" / "child"
+
+
+def child_sources() -> list[str]:
+    """The source of every module of the bench child."""
+    return [file.read_text(encoding="utf-8") for file in sorted(CHILD.glob("*.py"))]
+
+
 #: TE class or function -> (file under transformer_engine/, positional parameters the child passes)
 TE_CALLABLES = {
     "Linear": ("pytorch/module/linear.py", ("in_features", "out_features")),
@@ -50,9 +58,10 @@ def child_calls() -> dict[str, list[tuple[int, set[str]]]]:
 
     ``**common`` is resolved to the keys of the dict literal assigned to ``common``.
     """
-    tree = ast.parse(CHILD.read_text(encoding="utf-8"))
+    trees = [ast.parse(source) for source in child_sources()]
     calls: dict[str, list[tuple[int, set[str]]]] = {}
-    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+    nodes = (n for tree in trees for n in ast.walk(tree))
+    for function in (n for n in nodes if isinstance(n, ast.FunctionDef)):
         spreads: dict[str, set[str]] = {}
         for node in ast.walk(function):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
@@ -82,6 +91,7 @@ def test_the_child_calls_every_te_module_it_benchmarks() -> None:
     assert set(child_calls()) == set(TE_CALLABLES)
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 @pytest.mark.parametrize("name", list(TE_CALLABLES))
 def test_each_call_fits_the_real_signature(te_root: Path, name: str) -> None:
     file, positional = TE_CALLABLES[name]
@@ -91,11 +101,12 @@ def test_each_call_fits_the_real_signature(te_root: Path, name: str) -> None:
         assert keywords <= set(accepted), (name, keywords - set(accepted))
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_the_recipes_and_their_fields_exist(te_root: Path) -> None:
     source = (te_root / "common" / "recipe" / "__init__.py").read_text(encoding="utf-8")
     tree = ast.parse(source)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    child = CHILD.read_text(encoding="utf-8")
+    child = next(source for source in child_sources() if "PATHS = " in source)
     paths = ast.literal_eval(child.split("PATHS = ", 1)[1].split("\n}\n", 1)[0] + "\n}")
     recipes = {recipe for _, _, _, recipe in paths.values() if recipe}
     assert recipes == {
@@ -115,6 +126,7 @@ def test_the_recipes_and_their_fields_exist(te_root: Path) -> None:
     assert "HYBRID = " in (ast.get_source_segment(source, classes["Format"]) or "")
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_the_literal_options_are_ones_te_knows(te_root: Path) -> None:
     mlp = (te_root / "pytorch" / "module" / "layernorm_mlp.py").read_text(encoding="utf-8")
     assert '"gelu"' in mlp and '"swiglu"' in mlp

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from te_doctor.schema import report_schema
+from te_doctor.check.schemas import report_schema
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.json"))
 FORMATS = ["text", "json", "markdown", "junit"]
@@ -35,12 +35,15 @@ def test_this_machine_gets_a_clear_verdict() -> None:
     if Path("/dev/nvidiactl").exists():
         pytest.skip("this machine has a GPU")
     assert result.returncode == 1, result.stderr
-    assert "FP8: not possible here (TED101" in result.stdout
-    assert "no-visible-gpu" in result.stdout and "fix:" in result.stdout
-    if importlib.util.find_spec("torch") is None:
-        assert "Use: nothing runs here yet; closest: cpu" in result.stdout
-    else:  # torch (CPU) is installed by the dev extra: the smoke test proves the CPU path
-        assert "Use: cpu: PyTorch on the CPU. Verified here: smoke GEMM cpu" in result.stdout
+    assert "FP8: not possible here: No NVIDIA GPU is visible" in result.stdout
+    assert "(TED101)" in result.stdout and "Start here: No NVIDIA GPU" in result.stdout
+    if importlib.util.find_spec("torch") is None:  # Pythons without the torch group
+        assert "Use: nothing runs here yet" in result.stdout
+    else:  # torch (CPU) is installed by the dev group: the smoke test proves the CPU path
+        verified = (
+            "Use: cpu-bf16: PyTorch autocast BF16 on the CPU. Verified here: smoke GEMM cpu-bf16"
+        )
+        assert verified in result.stdout, result.stdout
         assert "torch-fp8 on cpu: ok, relative error" in result.stdout
     assert te_doctor("check", "--fail-on", "never").returncode == 0
 
@@ -56,7 +59,7 @@ def test_every_fixture_in_every_format(fixture: Path, output_format: str) -> Non
     if output_format == "json":
         data = json.loads(out)
         jsonschema.Draft202012Validator(report_schema()).validate(data)
-        assert data["schema"] == "te-doctor/report/v2"
+        assert data["schema"] == "te-doctor/report/v3"
     elif output_format == "junit":
         root = ET.fromstring(out)
         suite = root.find("testsuite")
@@ -111,19 +114,34 @@ def test_bad_gate_flags_exit_2(args: list[str], message: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_colour_only_when_asked_and_never_with_no_color() -> None:
+@pytest.mark.parametrize(
+    ("variables", "args", "coloured"),
+    [
+        ({}, ["--color", "always"], True),
+        ({}, [], False),  # not a terminal
+        ({"NO_COLOR": "1"}, [], False),
+        ({"FORCE_COLOR": "1"}, [], True),
+        ({"FORCE_COLOR": "0"}, [], False),
+        ({"CLICOLOR_FORCE": "1"}, [], True),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, [], False),  # NO_COLOR wins over forcing
+        ({"FORCE_COLOR": "1"}, ["--color", "never"], False),  # the option wins over both
+        ({"NO_COLOR": "1"}, ["--color", "always"], True),
+    ],
+)
+def test_colour_follows_the_option_then_no_color_force_color_clicolor_force(
+    variables: dict[str, str], args: list[str], coloured: bool
+) -> None:
     a100 = str(Path(__file__).parent / "fixtures" / "a100.json")
-    assert "\x1b[" in te_doctor("check", "--snapshot", a100, "--color", "always").stdout
-    assert "\x1b[" not in te_doctor("check", "--snapshot", a100).stdout  # not a terminal
-    env = {**os.environ, "NO_COLOR": "1"}
-    assert "\x1b[" not in te_doctor("check", "--snapshot", a100, env=env).stdout
+    quiet = ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")
+    env = {**{k: v for k, v in os.environ.items() if k not in quiet}, **variables}
+    assert ("\x1b[" in te_doctor("check", "--snapshot", a100, *args, env=env).stdout) is coloured
 
 
 def test_ascii_markers_when_the_terminal_cannot_print_unicode() -> None:
     a100 = str(Path(__file__).parent / "fixtures" / "a100.json")
     env = {**os.environ, "PYTHONIOENCODING": "ascii"}
     result = te_doctor("check", "--snapshot", a100, env=env)
-    assert "[xx] GPU and FP8 hardware" in result.stdout
+    assert "[xx] GPU: 8x NVIDIA A100-SXM4-80GB (cc 8.0)" in result.stdout
     assert "✓" not in result.stdout and result.returncode == 1
 
 

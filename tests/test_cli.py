@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.cli import main
+from te_doctor.cli.main import main
 from te_doctor.errors import ExitCode
-from te_doctor.snapshot_file import dumps, loads
+from te_doctor.snapshot.file import dumps, loads
 from tests.snapshots import busy_snapshot
 
 
@@ -129,7 +129,7 @@ def test_lazy_command_table_matches_the_commands() -> None:
 
     import click
 
-    from te_doctor.cli import COMMANDS
+    from te_doctor.cli.main import COMMANDS
 
     for name, (module, attribute, summary) in COMMANDS.items():
         command = getattr(importlib.import_module(module), attribute)
@@ -140,11 +140,12 @@ def test_lazy_command_table_matches_the_commands() -> None:
 
 def test_help_imports_no_command_module() -> None:
     code = (
-        "import sys; from te_doctor.cli import main; main(['--help']); "
-        "print(sorted(m for m in sys.modules if m.startswith('te_doctor.cli_')))"
+        "import sys; from te_doctor.cli.main import main; main(['--help']); "
+        "print(sorted(m for m in sys.modules if m.startswith('te_doctor.cli.')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert "Commands:" in result.stdout and "triage" in result.stdout
-    assert result.stdout.strip().splitlines()[-1] == "['te_doctor.cli_help']"
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert loaded == "['te_doctor.cli.help_text', 'te_doctor.cli.main']"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.codec import to_data
-from te_doctor.facts import FactState
-from te_doctor.flatten import flatten
+from te_doctor.engine.flatten import flatten
 from te_doctor.probes import PROBES, Probe, collect_snapshot
 from te_doctor.probes.context import ProbeContext
-from te_doctor.snapshot import CudaFacts
+from te_doctor.snapshot.codec import to_data
+from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.model import CudaFacts
 from tests.fakes import FakeMachine
 
 
@@ -89,8 +89,8 @@ def test_every_probe_reports_a_status_and_duration(tmp_path: Path) -> None:
 
 
 def test_every_snapshot_section_is_filled_by_exactly_one_probe() -> None:
-    from te_doctor.codec import field_types
-    from te_doctor.snapshot import Snapshot
+    from te_doctor.snapshot.codec import field_types
+    from te_doctor.snapshot.model import Snapshot
 
     sections = [s for p in PROBES for s in p.sections]
     assert sorted(sections) == sorted(

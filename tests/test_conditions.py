@@ -7,17 +7,10 @@ from typing import Any
 
 import pytest
 
-from te_doctor.conditions import (
-    Condition,
-    ConditionError,
-    Truth,
-    all_of,
-    any_of,
-    negate,
-    parse_leaf,
-)
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
+from te_doctor.engine.condition_parser import ConditionError, parse_leaf
+from te_doctor.engine.conditions import Condition, Truth, all_of, any_of, negate
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.snapshot.facts import Fact
 from te_doctor.triage.diagnose import pasted_facts
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN

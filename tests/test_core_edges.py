@@ -15,15 +15,16 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from te_doctor.check import load_rule_set, run_check
-from te_doctor.conditions import Truth, parse_leaf
-from te_doctor.engine import Outcome
-from te_doctor.facts import Fact, FactState
-from te_doctor.flatten import FlatFacts, flatten
+from te_doctor.check.pipeline import load_rule_set, run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.condition_parser import parse_leaf
+from te_doctor.engine.conditions import Truth
+from te_doctor.engine.evaluate import Outcome
+from te_doctor.engine.flatten import FlatFacts, flatten
 from te_doctor.probes.nvidia import probe_nvidia
-from te_doctor.report import GateOptions
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.facts import Fact, FactState
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import Snapshot
 from te_doctor.triage.diagnose import pasted_facts
 from te_doctor.triage.parsers import parse_report
 from tests.fakes import FakeMachine, FakeNvml, ok
@@ -53,7 +54,7 @@ def test_wrong_numbers_on_the_best_gpu_path_rule_it_out() -> None:
     assert recommended(broken) == ("te-fp8-delayed", "verified")
     report = run_check(broken, GateOptions())
     current = next(v for v in report.recommendation.ranking if v.id == "te-fp8-current")
-    assert not current.viable and "numerics" in current.reasons[0]
+    assert not current.viable and "wrong numbers" in current.reasons[0]
 
 
 def test_a_skipped_smoke_check_is_predicted_never_verified() -> None:
@@ -125,7 +126,7 @@ def test_findings_come_worst_first_and_fired_before_undecided() -> None:
     wedged = run_check(load(FIXTURES / "wedged-driver.json"), GateOptions()).findings
     outcomes = [f.outcome for f in wedged]
     assert Outcome.FIRED in outcomes and Outcome.UNDECIDED in outcomes
-    order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2}
+    order = {Outcome.FIRED: 0, Outcome.UNDECIDED: 1, Outcome.PASSED: 2, Outcome.NOT_APPLICABLE: 3}
     assert outcomes == sorted(outcomes, key=order.__getitem__)
 
 

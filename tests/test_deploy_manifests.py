@@ -1,4 +1,5 @@
-"""The Kubernetes manifests under deploy/: the fields a te-doctor fleet sweep depends on.
+"""The Kubernetes manifests under deploy/: the fields a te-doctor fleet sweep depends on, and
+the DaemonSet's export of each node's metrics to node-exporter's textfile collector.
 
 Each check collects problems instead of stopping at the first; the tests assert that the
 shipped manifests have none, and ``test_checks_catch`` breaks one field of a copy at a time
@@ -19,7 +20,9 @@ import click
 import pytest
 import yaml
 
-from te_doctor.cli_fleet import node as node_command
+from te_doctor.cli.fleet import aggregate as aggregate_command
+from te_doctor.cli.fleet import node as node_command
+from tests.command_lines import parse
 
 ROOT = Path(__file__).parents[1]
 DEPLOY = ROOT / "deploy"
@@ -41,6 +44,8 @@ NODE_OPTIONS = {
     for name in param.opts
     if name != "--dir"
 }
+#: Where the DaemonSet writes its metrics: node-exporter's textfile collector, a hostPath.
+TEXTFILE = "/textfile"
 GPU = "nvidia.com/gpu"
 HOSTNAME = "kubernetes.io/hostname"
 NODE_NAME_PATH = "spec.nodeName"
@@ -133,8 +138,11 @@ def te_doctor_invocations(container: Doc) -> list[list[str]]:
 
 
 def command_problems(words: list[str]) -> list[str]:
-    """What is wrong with one te-doctor command line, against the ``fleet node`` interface."""
+    """What is wrong with one te-doctor command line: ``fleet node`` writing a report, or
+    ``fleet REPORT... --format prometheus --output FILE`` exporting metrics."""
     where = shlex.join(words)
+    if words[:2] == ["te-doctor", "fleet"] and words[2:3] != ["node"]:
+        return export_problems(words)
     if words[: len(NODE_COMMAND)] != NODE_COMMAND:
         return [f"{where}: does not start with {shlex.join(NODE_COMMAND)}"]
     problems = []
@@ -159,6 +167,20 @@ def command_problems(words: list[str]) -> list[str]:
     timeout = seen.get("--timeout")
     if timeout is not None and not (timeout.isdigit() and int(timeout) > 0):
         problems.append(f"{where}: --timeout {timeout!r} is not a positive number of seconds")
+    return problems
+
+
+def export_problems(words: list[str]) -> list[str]:
+    """A manifest aggregates only to export metrics: ``--format prometheus --output FILE``."""
+    where = shlex.join(words)
+    line = parse(words[2:], aggregate_command, where)
+    sources, options, problems = line.arguments, line.options, line.problems
+    if not sources:
+        problems.append(f"{where}: names no report to read")
+    if options.get("--format") != "prometheus":
+        problems.append(f"{where}: aggregates without --format prometheus (only metrics here)")
+    if not (options.get("--output") or options.get("-o")):
+        problems.append(f"{where}: writes the metrics to stdout, not --output FILE")
     return problems
 
 
@@ -369,6 +391,40 @@ def daemonset_problems(daemonset: Doc, claim: str) -> list[str]:
         if te_doctor_invocations(container)
         for problem in loop_problems(container)
     ]
+    return problems + textfile_problems(daemonset)
+
+
+def textfile_problems(daemonset: Doc) -> list[str]:
+    """After each check the loop exports this node's own report as metrics into a hostPath
+    directory (node-exporter's textfile collector), under a temporary name renamed to *.prom."""
+    spec = pod_spec(daemonset)
+    runners = [c for c in containers(spec) if te_doctor_invocations(c)]
+    if len(runners) != 1:
+        return [f"{len(runners)} containers run te-doctor, not 1"]
+    container = runners[0]
+    exports = [w for w in te_doctor_invocations(container) if w[2:3] != ["node"]]
+    if len(exports) != 1:
+        return [f"{len(exports)} `te-doctor fleet REPORT --format prometheus` exports, not 1"]
+    line = parse(exports[0][2:], aggregate_command)
+    sources, options = line.arguments, line.options
+    env = {e.get("name"): e.get("value") for e in container.get("env") or []}
+    own = f"{REPORTS}/${{TE_DOCTOR_NODE_NAME}}-{env.get('TE_DOCTOR_JOB_ID')}-"
+    own += f"{env.get('TE_DOCTOR_TASK_ID')}.json"
+    problems = [] if sources == [own] else [f"the export reads {sources}, not this node's {own}"]
+    output = options.get("--output") or options.get("-o") or ""
+    directory, _, name = output.rpartition("/")
+    mounts = {m.get("mountPath"): m.get("name") for m in container.get("volumeMounts") or []}
+    volumes = {v.get("name"): v for v in spec.get("volumes") or []}
+    if "hostPath" not in volumes.get(mounts.get(directory), {}):
+        problems.append(f"--output {output}: {directory or '.'} is not a hostPath volume mount")
+    if name.endswith(".prom"):
+        problems.append(f"--output {output}: node-exporter could read it half-written")
+    script = shell_script(container) or ""
+    commands = shell_commands(script)
+    after = commands[next(i for i, c in enumerate(commands) if exports[0][-1] in c) + 1 :]
+    renamed = [c for c in after if c[:1] == ["mv"] and output in c]
+    if not (renamed and renamed[0][-1].endswith(".prom") and renamed[0][-1].startswith(directory)):
+        problems.append(f"{output} is not then renamed to a *.prom file beside it")
     return problems
 
 
@@ -494,6 +550,7 @@ ANTI_AFFINITY = (
     0,
 )
 COMPONENT = "app.kubernetes.io/component"
+LOOP = pod_spec(one("DaemonSet"))["containers"][0]["command"][2]
 BREAKAGES: list[tuple[str, tuple[str | int, ...], Any]] = [
     ("Job", ("spec", "completionMode"), "NonIndexed"),
     ("Job", ("spec", "parallelism"), 3),
@@ -531,6 +588,14 @@ BREAKAGES: list[tuple[str, tuple[str | int, ...], Any]] = [
         {"fieldRef": {"fieldPath": "metadata.name"}},
     ),
     ("DaemonSet", (*POD, "nodeSelector"), DELETE),
+    ("DaemonSet", (*POD, "volumes", 1), {"name": "textfile", "emptyDir": {}}),
+    ("DaemonSet", (*CONTAINER, "volumeMounts", 1), DELETE),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace(" --format prometheus", "")),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace("--format prometheus", "--format yaml")),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace("${TE_DOCTOR_NODE_NAME}", "node-1")),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace(".prom.tmp", ".prom")),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace("mv -f", "cp")),
+    ("DaemonSet", (*CONTAINER, "command", 2), LOOP.replace("--output", "--outfile")),
 ]
 
 
@@ -572,6 +637,9 @@ def test_checks_catch(kind: str, path: tuple[str | int, ...], value: Any) -> Non
     "line",
     [
         "te-doctor fleet /reports",
+        "te-doctor fleet /reports --format prometheus",
+        "te-doctor fleet --format prometheus -o /textfile/x.prom.tmp",
+        "te-doctor fleet /reports --format=prom -o /textfile/x.prom.tmp",
         "te-doctor fleet node --dir /reports --timeout",
         "te-doctor fleet node --dir /reports --timeout -5",
         "te-doctor fleet node --dir /reports --smoke --smoke",

@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from te_doctor.check import load_rule_set
-from te_doctor.diff import compare
-from te_doctor.flatten import FlatFacts, flatten
-from te_doctor.rules import Severity
-from te_doctor.snapshot_file import load
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.flatten import FlatFacts, flatten
+from te_doctor.engine.rule_model import Severity
+from te_doctor.snapshot.file import load
+from te_doctor.triage.diff import compare
 from tests.hand_made import flat, rule
 
 FIXTURES = Path(__file__).parent / "fixtures"

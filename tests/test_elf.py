@@ -10,6 +10,7 @@ import pytest
 
 from te_doctor.probes.elf import ElfError, device_architectures, read_dynamic
 from tests.elf_builder import elf_with_sections, fatbin
+from tests.machines import elf_shared_object
 
 
 def write(tmp_path: Path, data: bytes) -> Path:
@@ -76,3 +77,41 @@ def test_real_nvcc_fatbin_keeps_arch_and_family_suffixes() -> None:
     found = device_architectures(REAL_FATBIN)
     assert set(found) == {"sm_80", "sm_90a", "sm_100a", "sm_100f", "sm_120", "compute_90a"}
     assert {a.rstrip("f") for a in found if a.startswith("sm_")} == cubins
+
+
+def test_rpath_and_runpath_are_kept_apart(tmp_path: Path) -> None:
+    """glibc searches DT_RPATH before LD_LIBRARY_PATH and DT_RUNPATH after: never merge them."""
+    both = write(
+        tmp_path,
+        elf_shared_object(
+            "libx.so.1", ("libdep.so.2",), rpath="$ORIGIN/r1:/r2", runpath="$ORIGIN/../lib"
+        ),
+    )
+    info = read_dynamic(both)
+    assert info.needed == ("libdep.so.2",)
+    assert info.soname == "libx.so.1"
+    assert info.rpath == ("$ORIGIN/r1", "/r2")
+    assert info.runpath == ("$ORIGIN/../lib",)
+    plain = read_dynamic(write(tmp_path, elf_shared_object("liby.so", ("libz.so.1",))))
+    assert (plain.rpath, plain.runpath) == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("name", "rpath", "runpath"),
+    [
+        ("librpath.so", ("$ORIGIN/first", "/opt/second"), ()),
+        ("librunpath.so", (), ("$ORIGIN/first", "/opt/second")),
+    ],
+)
+def test_real_linker_output_matches_readelf(
+    name: str, rpath: tuple[str, ...], runpath: tuple[str, ...]
+) -> None:
+    """gcc/ld 2.40 output, written with --disable-new-dtags and --enable-new-dtags."""
+    library = REAL_FATBIN.parent / name
+    listed = (library.parent / name.replace(".so", ".readelf-d.txt")).read_text()
+    tag = "RPATH" if rpath else "RUNPATH"
+    assert f"({tag})" in listed and "$ORIGIN/first:/opt/second" in listed
+    info = read_dynamic(library)
+    assert (info.rpath, info.runpath) == (rpath, runpath)
+    assert info.needed == ("libdep.so.1",)
+    assert info.soname == name

@@ -6,10 +6,17 @@ from typing import Any
 
 import pytest
 
-from te_doctor.engine import Finding, MissingFact, Outcome, evaluate, evaluate_rule, interpolate
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
-from te_doctor.rules import Rule, Severity
+from te_doctor.engine.evaluate import (
+    Finding,
+    MissingFact,
+    Outcome,
+    evaluate,
+    evaluate_rule,
+    interpolate,
+)
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.rule_model import Rule, Severity
+from te_doctor.snapshot.facts import Fact
 from tests import hand_made
 
 SUMMARY = "TE {te.version} on {gpu.name}"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.check import run_check
-from te_doctor.engine import Outcome
-from te_doctor.report import GateOptions
-from te_doctor.snapshot_file import load
+from te_doctor.check.pipeline import run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.evaluate import Outcome
+from te_doctor.snapshot.file import load
 from te_doctor.toml_compat import tomllib
 
 HERE = Path(__file__).parent

@@ -21,10 +21,11 @@ from jsonschema import Draft202012Validator
 from packaging.version import Version
 
 import te_doctor
-from te_doctor.facts import Fact, FactState
-from te_doctor.snapshot import GpuFacts, PackageFacts, Snapshot
-from te_doctor.snapshot_file import dumps, loads
+from te_doctor.snapshot.facts import Fact, FactState
+from te_doctor.snapshot.file import dumps, loads
+from te_doctor.snapshot.model import GpuFacts, PackageFacts, Snapshot
 from tests.machines import (
+    CUDNN_LIBRARIES,
     FIXED_CREATED_AT,
     FIXED_TE_DOCTOR_VERSION,
     FIXTURE_DIR,
@@ -37,6 +38,7 @@ from tests.machines import (
 SCHEMA_PATH = Path(te_doctor.__file__).parent / "snapshot.schema.json"
 UPDATE = os.environ.get("TE_DOCTOR_UPDATE_FIXTURES", "") not in ("", "0")
 SLUGS = list(MACHINES)
+CUDNN_9_PARTS = [p.lstrip("_") for p in CUDNN_LIBRARIES[9] if p]
 
 
 def committed(slug: str) -> str:
@@ -71,7 +73,9 @@ def validator() -> Any:
 
 
 def test_fixture_files_and_machines_match_one_to_one() -> None:
-    files = sorted(path.stem for path in FIXTURE_DIR.glob("*.json"))
+    """Every generated fixture has its machine; ``real-*`` ones were recorded on real machines
+    (``benchmarks/gpu_session.sh``) and are checked through their expected results instead."""
+    files = sorted(p.stem for p in FIXTURE_DIR.glob("*.json") if not p.stem.startswith("real-"))
     assert files == sorted(MACHINES), "run: python -m tests.machines"
     assert len(files) >= 12
 
@@ -167,8 +171,16 @@ def h100_cuda12_te_ok(s: Snapshot) -> None:
     assert known(te.core_cuda_major) == 12
     assert "sm_90" in known(te.core_cuda_archs)
     _te_loads(s)
-    assert all(lib.resolved.source == "transformer_engine:pip" for lib in te.needed_libraries)
+    # import torch binds the pip CUDA libraries through libtorch_cuda.so's DT_RPATH; TE 2.3's
+    # core reuses them by SONAME, and finds the cuDNN sub-libraries only via LD_LIBRARY_PATH.
+    how = {lib.name: lib.resolved.source for lib in te.needed_libraries}
+    assert how["libcublasLt.so.12"].startswith("transformer_engine:already loaded (PyTorch")
+    assert how["libcudnn_adv.so.9"] == "transformer_engine:LD_LIBRARY_PATH"
+    linked = {lib.name: lib.resolved.source for lib in s.torch.linked_libraries}
+    assert linked["libcudnn.so.9"] == "torch:DT_RPATH of libtorch_cuda.so"
     assert known(s.cudnn.version) == "9.1.0.70"
+    assert known(s.torch.cudnn_version) == "9.1.0.70"
+    assert "/usr/local/cuda" in s.cuda.nvrtc_version.source  # TE 2.3 searches CUDA_HOME first
     assert known(package(s, "nvidia-cudnn-cu12").version) == "9.1.0.70"
     assert known(s.cuda.toolkit_version) == "12.4.1"
     assert known(s.cuda.runtime_version) == "12.4.127"
@@ -234,7 +246,10 @@ def v100(s: Snapshot) -> None:
     assert package(s, "transformer-engine").install_kind == "built from a VCS checkout"
     assert te.core_package.state is FactState.ABSENT  # a source build has no -cu12 package
     assert te.core_cuda_major.value == 12 and "links libcudart.so.12" in te.core_cuda_major.source
-    assert "libcudnn.so.8" in [lib.name for lib in te.needed_libraries]
+    # TE 1.11's core does not link cuDNN: its import opens the pip libcudnn.so.8 first.
+    assert not [lib for lib in te.needed_libraries if lib.name.startswith("libcudnn")]
+    loaded = {lib.name: known(lib.resolved) for lib in te.loaded_at_import}
+    assert loaded["libcudnn"].endswith("/nvidia/cudnn/lib/libcudnn.so.8")
     _te_loads(s)
 
 
@@ -436,6 +451,65 @@ def plan_no_gpu(s: Snapshot) -> None:
     assert s.cuda.toolkit_version.state is FactState.ABSENT
 
 
+def _loaded(s: Snapshot) -> dict[str, Fact[str]]:
+    return {lib.name: lib.resolved for lib in s.transformer_engine.loaded_at_import}
+
+
+def _needed(s: Snapshot) -> dict[str, Fact[str]]:
+    return {lib.name: lib.resolved for lib in s.transformer_engine.needed_libraries}
+
+
+def te_2_20_stale_toolkit_cudnn(s: Snapshot) -> None:
+    # TE 2.20's import opens the toolkit's cuDNN 9.1; torch links the pip 9.13 by DT_RPATH.
+    assert "/usr/local/cuda" in known(_loaded(s)["libcudnn"])
+    assert known(s.cudnn.version) == "9.1.0"
+    assert known(s.torch.cudnn_version) == "9.13.0.50"
+    assert known(package(s, "nvidia-cudnn-cu12").version) == "9.13.0.50"
+    # TE found NVRTC and cuRAND in the toolkit: no pip preload; the core reuses torch's libs.
+    assert known(s.transformer_engine.preloads_pip_cuda) is False
+    assert _needed(s)["libcudnn.so.9"].source.startswith("transformer_engine:already loaded (Py")
+    _te_loads(s)
+
+
+def te_2_20_cudnn_home_on_pip(s: Snapshot) -> None:
+    assert known(_loaded(s)["libcudnn"]).endswith("/nvidia/cudnn/lib/libcudnn.so.9")
+    assert known(s.cudnn.version) == known(s.torch.cudnn_version) == "9.13.0.50"
+
+
+def te_2_14_cu13_core_with_toolkit(s: Snapshot) -> None:
+    assert known(s.transformer_engine.core_cuda_major) == 13
+    assert known(s.transformer_engine.preloads_pip_cuda) is False
+    missing = {n for n, f in _needed(s).items() if f.state is FactState.ABSENT}
+    assert missing == {"libcublas.so.13", "libcublasLt.so.13", "libcudart.so.13"}
+    assert known(package(s, "nvidia-cublas").version) == "13.0.2.14"  # installed, never loaded
+    assert known(s.torch.runtime_version) == "12.8.90"
+
+
+def te_2_3_pip_cudnn_only(s: Snapshot) -> None:
+    assert s.environment.variables.get("LD_LIBRARY_PATH") is None
+    missing = {n for n, f in _needed(s).items() if f.state is FactState.ABSENT}
+    assert missing == {f"libcudnn_{part}.so.9" for part in CUDNN_9_PARTS}
+    assert known(_loaded(s)["libcudnn"]).endswith("/nvidia/cudnn/lib/libcudnn.so.9")
+
+
+def te_1_13_no_system_nvrtc(s: Snapshot) -> None:
+    nvrtc = _loaded(s)["libnvrtc"]
+    assert nvrtc.state is FactState.ABSENT and "grep 'libnvrtc'" in nvrtc.reason
+    assert [c.origin for c in s.cuda.libraries if c.name == "nvrtc"] == ["pip"]
+    assert s.cuda.toolkit_version.state is FactState.ABSENT
+
+
+def ngc_h100_r535_cuda_compat(s: Snapshot) -> None:
+    assert known(s.driver.version) == "535.161.08"
+    assert known(s.driver.cuda_version) == "12.2"
+    assert known(s.driver.libcuda_path) == "/usr/local/cuda/compat/lib/libcuda.so.1"
+    assert known(s.driver.libcuda_version) == "580.82.07"
+    assert s.driver.libcuda_path.source == "libcuda:LD_LIBRARY_PATH"
+    assert known(s.torch.cuda_version) == "13.0"
+    assert known(s.transformer_engine.core_cuda_major) == 13
+    _te_loads(s)
+
+
 TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "h100-cuda12-te-ok": h100_cuda12_te_ok,
     "a100": a100,
@@ -461,6 +535,12 @@ TRUTHS: dict[str, Callable[[Snapshot], None]] = {
     "plan-8gb-ram": plan_8gb_ram,
     "plan-old-driver-cu13": plan_old_driver_cu13,
     "plan-no-gpu": plan_no_gpu,
+    "te-2-20-stale-toolkit-cudnn": te_2_20_stale_toolkit_cudnn,
+    "te-2-20-cudnn-home-on-pip": te_2_20_cudnn_home_on_pip,
+    "te-2-14-cu13-core-with-toolkit": te_2_14_cu13_core_with_toolkit,
+    "te-2-3-pip-cudnn-only": te_2_3_pip_cudnn_only,
+    "te-1-13-no-system-nvrtc": te_1_13_no_system_nvrtc,
+    "ngc-h100-r535-cuda-compat": ngc_h100_r535_cuda_compat,
 }
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import FACT_TYPES, PYTHON_TYPES
-from te_doctor.facts import FactState
-from te_doctor.flatten import flatten
-from te_doctor.snapshot_file import load
+from te_doctor.engine.condition_parser import spec_of
+from te_doctor.engine.fact_paths import FACT_TYPES, PYTHON_TYPES
+from te_doctor.engine.flatten import flatten
+from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.file import load
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.json"))
 DECLARED = {path for path in FACT_TYPES if not path.endswith("*")}
@@ -63,7 +63,7 @@ def test_a_snapshot_with_a_smoke_test_fills_the_smoke_facts() -> None:
     ],
 )
 def test_gpu_code_runs_on(archs: tuple[str, ...], cc: str, runs: bool, specific: bool) -> None:
-    from te_doctor.derived import runs_on
-    from te_doctor.facts import Fact
+    from te_doctor.engine.derived import runs_on
+    from te_doctor.snapshot.facts import Fact
 
     assert runs_on(Fact.of(archs, "t"), Fact.of(cc, "t"), specific=specific).value is runs

@@ -9,19 +9,19 @@ from typing import Any
 
 import pytest
 
-from te_doctor.derived import add_majors, major_of, runs_on, torch_cuda_build
-from te_doctor.facts import Fact, FactState, Version
-from te_doctor.flatten import FlatFacts, flatten
-from te_doctor.snapshot import (
+from te_doctor.engine.derived import add_majors, major_of, runs_on, torch_cuda_build
+from te_doctor.engine.flatten import FlatFacts, flatten
+from te_doctor.snapshot.facts import Fact, FactState, Version
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import (
     GpuFacts,
     LibraryCopy,
-    LoadedLibrary,
     NeededLibrary,
     PackageFacts,
     ProbeStatus,
     Snapshot,
 )
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.smoke_model import LoadedLibrary
 from tests.test_core_edges import with_check_status
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -347,7 +347,10 @@ def test_majors_are_derived_only_where_missing() -> None:
 def test_every_fact_names_the_probe_that_found_it_or_derived() -> None:
     """A fact's source starts with its probe's name; facts computed from others say "derived"."""
     facts = flatten(H100)
-    probes = {p.name for p in H100.probes} | {"libraries", "smoke", "plan", "derived"}
+    # Shared by several probes: "process", the loader's model of the diagnosed process
+    # (probes/process.py), and "libcuda", the libcuda.so.1 it would load (probes/libcuda.py).
+    shared = {"libraries", "smoke", "plan", "derived", "process", "libcuda"}
+    probes = {p.name for p in H100.probes} | shared
     for path, fact in [*facts.values.items(), *facts.gpus[0].items()]:
         assert fact.source.split(":")[0] in probes, (path, fact.source)
     for path in ("gpu.index", "gpu.name", "gpu.compute_capability"):

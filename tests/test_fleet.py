@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.check import load_rule_set
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.check.report import GateOptions
 from te_doctor.fleet.aggregate import Fleet, aggregate
 from te_doctor.fleet.configuration import PER_TASK_NAMES, PER_TASK_PREFIXES
 from te_doctor.fleet.gate import FleetOptions
@@ -24,7 +25,6 @@ from te_doctor.fleet.reading import (
     report_files,
 )
 from te_doctor.fleet.sample import node_report, write_fleet
-from te_doctor.report import GateOptions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 H100 = FIXTURES / "h100-cuda12-te-ok.json"

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from te_doctor.fleet.node_report import NodeIdentity, identity_from_env
+from te_doctor.snapshot.model import SCHEMA_VERSION
 
 CLEAN = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM", "TE_DOCTOR_"))}
 
@@ -57,7 +58,7 @@ def test_a_node_writes_its_snapshot_and_who_it_is(tmp_path: Path) -> None:
     assert report["schema"] == "te-doctor/node-report/v1" and report["status"] == "ok"
     assert (report["node"], report["job_id"], report["task_id"]) == ("gpu017", "991", "3")
     snapshot = report["snapshot"]
-    assert isinstance(snapshot, dict) and snapshot["schema_version"] == 3
+    assert isinstance(snapshot, dict) and snapshot["schema_version"] == SCHEMA_VERSION
     assert not list(tmp_path.glob(".node-*"))  # no temporary file left behind
 
 

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor import pip_predict
+from te_doctor.engine.rule_model import Rule
+from te_doctor.engine.rules import load_rule_file
 from te_doctor.errors import TeDoctorError
-from te_doctor.plan import make_plan
-from te_doctor.plan_data import NgcRelease, Releases, load_plan_rules, load_releases
+from te_doctor.plan import pip_predict
+from te_doctor.plan.data import NgcRelease, Releases, load_plan_rules, load_releases
+from te_doctor.plan.planner import make_plan
 from te_doctor.probes.context import CommandResult
-from te_doctor.rules import Rule, load_rule_file
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import Snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RELEASES = Releases(

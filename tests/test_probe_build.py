@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes.build import probe_build
 from te_doctor.probes.context import CommandResult
+from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeMachine, ok
 
 

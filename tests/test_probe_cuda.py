@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes.context import CommandResult
 from te_doctor.probes.cuda import probe_cuda
 from te_doctor.probes.cudnn import probe_cudnn
+from te_doctor.snapshot.facts import FactState
 from tests.fakes import SITE, FakeMachine, ok
 
 CUDNN_HEADER = "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n"

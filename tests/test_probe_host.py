@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes.context import SystemInfo
 from te_doctor.probes.environment import probe_environment
 from te_doctor.probes.host import probe_host
+from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeMachine
 
 

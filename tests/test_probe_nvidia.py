@@ -8,10 +8,10 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes import nvidia, nvml
 from te_doctor.probes.context import CommandResult
 from te_doctor.probes.nvidia import probe_nvidia, visible_indices
+from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -44,7 +44,7 @@ def test_nvml_ok_reads_driver_and_every_gpu(machine: FakeMachine) -> None:
     assert result.gpus[0].memory_total_mib.value == 81559
     assert result.gpus[0].mig_mode.state is FactState.ABSENT  # NOT_SUPPORTED on this GPU
     assert result.driver.nvml.value == "ok"
-    assert machine.runner.calls == []  # nvidia-smi not needed
+    assert not [c for c in machine.runner.calls if "nvidia-smi" in c[0]]  # not needed
 
 
 def test_unsupported_per_gpu_query_is_absent_not_an_error(machine: FakeMachine) -> None:
@@ -128,7 +128,7 @@ def test_nvml_that_hangs_costs_the_timeout_not_forever(
     assert driver.version.state is FactState.UNKNOWN
     assert "did not answer" in driver.version.reason
     assert driver.nvml.state is FactState.UNKNOWN and "did not answer" in driver.nvml.reason
-    assert machine.runner.calls == []  # nvidia-smi would hang on the same driver
+    assert not [c for c in machine.runner.calls if "nvidia-smi" in c[0]]  # it would hang too
 
 
 def test_real_hanging_nvidia_smi_costs_a_few_seconds(

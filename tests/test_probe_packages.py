@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.probes.packages import probe_packages
 from te_doctor.probes.torch_build import probe_torch
 from te_doctor.probes.transformer_engine import probe_transformer_engine
+from te_doctor.snapshot.facts import FactState
 from tests.elf_builder import elf_with_sections, fatbin
 from tests.fakes import SITE, FakeMachine
 from tests.machines import elf_shared_object

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from te_doctor.engine import Finding, Outcome
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
-from te_doctor.recommend import PathVerdict, Recommendation, recommend
-from te_doctor.rules import Severity
-from te_doctor.smoke.result import not_run
-from te_doctor.snapshot import SmokeCheck, SmokeFacts
+from te_doctor.engine.evaluate import Finding, Outcome
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.recommend import PathVerdict, Recommendation, recommend
+from te_doctor.engine.rule_model import Severity
+from te_doctor.snapshot.absent import not_run
+from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 from tests.hand_made import flat, path
 
 #: In preference order: an opt-in FP4 path, FP8 (needs Ada and TE), BF16 (needs Ampere), CPU.
@@ -38,7 +38,8 @@ def finding(
     severity: Severity = Severity.ERROR,
     outcome: Outcome = Outcome.FIRED,
 ) -> Finding:
-    return Finding(rule_id, rule_id.lower(), severity, "config", outcome, "", "", blocks, ())
+    message = f"{rule_id} says no"
+    return Finding(rule_id, rule_id.lower(), severity, "config", outcome, message, "", blocks, ())
 
 
 def check(
@@ -90,14 +91,21 @@ def test_the_first_viable_default_path_wins_with_its_snippet_and_env() -> None:
     )
 
 
-def test_false_requirements_are_the_reasons_and_unknown_ones_rule_out_silently() -> None:
+def test_false_and_unknown_requirements_are_the_reasons_in_words() -> None:
     ada = run(facts(cc="8.6", te=None))
     fp8 = verdict(ada, "fp8")
     assert (fp8.viable, fp8.verification, fp8.blocked_by_rules) == (False, "ruled-out", False)
-    assert fp8.reasons == ("needs gpu.compute_capability >= 8.9", "needs te.version is present")
+    assert fp8.reasons == (
+        "needs a GPU of compute capability 8.9 or newer (Ada); this GPU is 8.6",
+        "needs Transformer Engine; Transformer Engine is not installed",
+    )
     assert ada.path == "bf16"
     unknown = verdict(run(facts(cc="?")), "fp8")
-    assert (unknown.viable, unknown.reasons) == (False, ())
+    assert not unknown.viable
+    assert unknown.reasons == (
+        "needs a GPU of compute capability 8.9 or newer (Ada); te-doctor could not tell here "
+        "(the driver did not answer)",
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,14 +123,14 @@ def test_only_a_fired_error_finding_blocks_the_paths_it_names(
     fp8 = verdict(run(findings=(blocker,)), "fp8")
     assert fp8.viable is not blocks
     assert fp8.blocked_by_rules is blocks
-    assert fp8.reasons == (("TED901",) if blocks else ())
+    assert fp8.reasons == (("TED901 says no (TED901)",) if blocks else ())
 
 
 def test_every_blocking_rule_is_named_and_explains_better_than_the_requirement() -> None:
     blocked = run(
         facts(te=None), findings=(finding("TED901", ("fp8",)), finding("TED902", ("fp8",)))
     )
-    assert verdict(blocked, "fp8").reasons == ("TED901", "TED902")
+    assert verdict(blocked, "fp8").reasons == ("TED901 says no (TED901)", "TED902 says no (TED902)")
 
 
 @pytest.mark.parametrize(
@@ -139,7 +147,8 @@ def test_a_smoke_check_verifies_or_rules_out_its_path(
 ) -> None:
     fp8 = verdict(run(checks=(check("fp8", status, device="cuda:1"),)), "fp8")
     assert (fp8.viable, fp8.verification) == (viable, verification)
-    reasons = () if viable else (f"smoke check fp8 {status}: fp8 said so",)
+    said = {"failed": "failed", "numerics": "gave wrong numbers"}.get(status, "")
+    reasons = () if viable else (f"its smoke GEMM fp8 {said}: fp8 said so",)
     assert fp8.reasons == reasons
     assert fp8.blocked_by_rules is False
     assert bool(fp8.evidence) is (status == "ok")  # only a passed check is evidence
@@ -150,7 +159,7 @@ def test_a_check_that_did_not_fail_never_explains_a_path_ruled_out(status: str) 
     """TE missing: the path is out for its requirement, whatever its smoke check said."""
     fp8 = verdict(run(facts(te=None), checks=(check("fp8", status),)), "fp8")
     assert (fp8.viable, fp8.evidence) == (False, "")
-    assert fp8.reasons == ("needs te.version is present",)
+    assert fp8.reasons == ("needs Transformer Engine; Transformer Engine is not installed",)
 
 
 def test_a_smoke_check_on_another_device_says_nothing_about_the_path() -> None:
@@ -201,7 +210,9 @@ def test_nothing_viable_names_the_closest_path_the_hardware_could_run() -> None:
     assert (turing.path, turing.verification, turing.closest) == ("", "none-viable", "")
     hopper = recommend(facts(te=None, gpus=0), (), smoke(), nothing)
     assert (hopper.path, hopper.verification, hopper.closest) == ("", "none-viable", "fp8")
-    assert hopper.ranking[1].reasons == ("needs te.version is present",)
+    assert hopper.ranking[1].reasons == (
+        "needs Transformer Engine; Transformer Engine is not installed",
+    )
     assert (hopper.snippet, dict(hopper.env), hopper.title, hopper.evidence) == ("", {}, "", "")
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from te_doctor.redact import REDACTED, redact_personal, scrub_text, secret_values
 from te_doctor.render.text import render_snapshot_text
-from te_doctor.snapshot_file import dumps
+from te_doctor.snapshot.file import dumps
+from te_doctor.snapshot.redact import REDACTED, redact_personal, scrub_text, secret_values
 from tests.snapshots import SECRETS, busy_snapshot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from te_doctor.render import SNAPSHOT_RENDERERS, OutputFormat
+from te_doctor.render.snapshot_renderers import SNAPSHOT_RENDERERS, OutputFormat
 from te_doctor.render.text import render_snapshot_text
 from tests.snapshots import busy_snapshot
 
@@ -18,12 +18,12 @@ def test_cuda_numbers_are_named_apart(tmp_path: Path) -> None:
     for label in (
         "CUDA supported by the driver",
         "CUDA torch was built for",
-        "CUDA runtime installed",
+        "CUDA runtime TE uses",
         "CUDA toolkit (for source builds)",
         "CUDA major TE's core was built for",
     ):
         assert label in text
-    assert "nvcc" not in text.split("CUDA runtime installed", 1)[1].splitlines()[0]
+    assert "nvcc" not in text.split("CUDA runtime TE uses", 1)[1].splitlines()[0]
 
 
 def test_values_sources_and_reasons_are_shown(tmp_path: Path) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.check import load_rule_set
-from te_doctor.rules import RuleFileError, load_rule_file
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.rule_model import RuleFileError
+from te_doctor.engine.rules import load_rule_file
 
 GOOD = """
 schema = 1

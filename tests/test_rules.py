@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.conditions import Truth
-from te_doctor.paths import load_paths
-from te_doctor.rule_examples import check_examples, example_facts
-from te_doctor.rules import Rule, Severity, builtin_rules_dir, load_rule_file, load_rules
+from te_doctor.engine.conditions import Truth
+from te_doctor.engine.paths import load_paths
+from te_doctor.engine.rule_examples import check_examples, example_facts
+from te_doctor.engine.rule_model import Rule, Severity
+from te_doctor.engine.rules import builtin_rules_dir, load_rule_file, load_rules
 
 PATHS = load_paths()
 RULES = load_rules(known_paths=[p.id for p in PATHS])
@@ -81,7 +82,7 @@ def test_documented_and_sourced(rule: Rule) -> None:
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=IDS)
 def test_summary_interpolates_when_fired(rule: Rule) -> None:
-    from te_doctor.engine import interpolate
+    from te_doctor.engine.evaluate import interpolate
 
     text = interpolate(rule.summary, example_facts(rule.fires[0]))
     assert "{" not in text
@@ -89,14 +90,14 @@ def test_summary_interpolates_when_fired(rule: Rule) -> None:
 
 @pytest.mark.parametrize("rule", PLAN_RULES, ids=[rule.id for rule in PLAN_RULES])
 def test_planning_fix_interpolates_when_fired(rule: Rule) -> None:
-    from te_doctor.engine import interpolate
+    from te_doctor.engine.evaluate import interpolate
 
     text = interpolate(rule.fix, example_facts(rule.fires[0]))
     assert "{" not in text and text.count("?") == rule.fix.count("?"), text
 
 
 def test_every_rule_passes_on_the_baseline() -> None:
-    from te_doctor.rules import Example
+    from te_doctor.engine.rule_model import Example
 
     facts = example_facts(Example({}, None))
     fired = [rule.id for rule in ALL_RULES if rule.when.evaluate(facts)[0] is not Truth.FALSE]

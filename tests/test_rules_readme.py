@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from te_doctor.check import load_rule_set
-from te_doctor.plan_data import load_plan_rules
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.plan.data import load_plan_rules
 from te_doctor.render.rules_list import rules_markdown
 
 README = Path(__file__).parents[1] / "rules" / "README.md"

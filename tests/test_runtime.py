@@ -3,7 +3,6 @@ id has a way to be enabled (checked without torch or TE)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -14,24 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _te_doctor_smoke_te_checks import TE_RECIPES
 
 import te_doctor
 import te_doctor.smoke.runner as runner
-from te_doctor.check import run_check, take_snapshot
-from te_doctor.decision_cache import cache_key, key_facts
-from te_doctor.enable import ENABLERS, SelectedPath, te_autocast_api
-from te_doctor.paths import load_paths
-from te_doctor.report import GateOptions
-from te_doctor.runtime import (
+from te_doctor.check.pipeline import run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.check.snapshot_source import take_snapshot
+from te_doctor.engine.paths import load_paths
+from te_doctor.runtime.decision_cache import cache_key, key_facts
+from te_doctor.runtime.enable import ENABLERS, SelectedPath, te_autocast_api
+from te_doctor.runtime.selection import (
     NoViablePathError,
     UnknownPathError,
     choose,
     explained_verdicts,
     select_path,
 )
-from te_doctor.smoke import child
-from te_doctor.snapshot import SmokeFacts
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
+from te_doctor.snapshot.model import SmokeFacts
+from tests.conftest import need_torch
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -84,8 +85,7 @@ def smoke_runs(monkeypatch: pytest.MonkeyPatch) -> CountingSmoke:
 def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     code = readme_example()
     assert len([line for line in code.splitlines() if line.strip()]) == 10
-    if importlib.util.find_spec("torch") is None:
-        pytest.skip("torch is not importable in the test interpreter")
+    need_torch()  # the example trains a layer
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     result = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
@@ -94,10 +94,11 @@ def test_readme_example_is_ten_lines_and_runs(tmp_path: Path) -> None:
     path_id, verification, *_ = result.stdout.split()
     assert verification == "verified", result.stdout
     if not has_gpu():
-        assert path_id == "cpu"
+        assert path_id == "cpu-bf16"  # BF16 autocast on the CPU, verified by its smoke check
     assert len(list((tmp_path / "te-doctor" / "paths").glob("*.json"))) == 1
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_select_path_imports_no_torch(tmp_path: Path) -> None:
     code = (
         "import sys, te_doctor\n"
@@ -117,6 +118,7 @@ def test_select_path_imports_no_torch(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the cache
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSmoke) -> None:
     first = select_path(cache_dir=tmp_path)
     assert smoke_runs.calls == 1 and not first.from_cache
@@ -125,9 +127,11 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 1, "a cache hit must not run the smoke test"
     assert second.from_cache and second == first
     if not has_gpu():
-        assert (first.id, first.verification) == ("cpu", "verified")
-        assert first.evidence.startswith("smoke GEMM cpu on cpu")
-        assert "te-fp8-current: TED101: No NVIDIA GPU" in "\n".join(first.reasons_skipped)
+        assert (first.id, first.verification) == ("cpu-bf16", "verified")
+        assert first.evidence.startswith("smoke GEMM cpu-bf16 on cpu")
+        assert "te-fp8-current: No NVIDIA GPU is visible to CUDA here" in "\n".join(
+            first.reasons_skipped
+        )
 
     cached.write_text('{"format": 1, "key": "trunc', encoding="utf-8")
     third = select_path(cache_dir=tmp_path)
@@ -138,6 +142,7 @@ def test_second_call_skips_the_smoke_test(tmp_path: Path, smoke_runs: CountingSm
     assert smoke_runs.calls == 3 and not fourth.from_cache and fourth == first
 
 
+@pytest.mark.torch  # the CPU path is viable only with torch installed
 def test_a_crashed_smoke_test_gives_a_predicted_uncached_choice(
     tmp_path: Path, smoke_runs: CountingSmoke
 ) -> None:
@@ -173,7 +178,10 @@ def test_require_fp8_without_a_gpu_says_why(tmp_path: Path) -> None:
         select_path(require="fp8", smoke=False, cache_dir=tmp_path)
     message = str(raised.value)
     assert message.startswith("require='fp8': no viable execution path here: ")
-    assert "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: TED101" in message
+    assert (
+        "te-mxfp8, te-fp8-block, te-fp8-current, te-fp8-delayed, torch-fp8: No NVIDIA GPU is"
+        " visible to CUDA here: TE and every GPU path need one (TED101)" in message
+    )
     assert "No NVIDIA GPU is visible to CUDA" in message
 
 
@@ -203,7 +211,7 @@ def test_h100_picks_te_fp8_current_scaling() -> None:
     assert chosen.evidence == "predicted from the probed facts (the smoke test was not run)"
     # te-nvfp4 is opt-in: never a candidate unless asked for, so it is not "skipped" either.
     assert [r.split(":")[0] for r in chosen.reasons_skipped] == ["te-mxfp8", "te-fp8-block"]
-    assert "needs torch.cuda_version >= 12.9" in chosen.reasons_skipped[1]
+    assert "needs PyTorch built for CUDA 12.9 or newer" in chosen.reasons_skipped[1]
     how = chosen.enabler
     assert (how.te_recipe, how.amp_dtype, how.linear, how.params_dtype) == (
         "Float8CurrentScaling",
@@ -241,7 +249,7 @@ def test_every_path_has_a_way_to_be_enabled() -> None:
 
 
 def test_recipes_are_the_ones_the_smoke_child_verifies() -> None:
-    verified = {name: recipe for name, recipe, *_ in child.TE_RECIPES}
+    verified = {name: recipe for name, recipe, *_ in TE_RECIPES}
     enabled = {p: how.te_recipe for p, how in ENABLERS.items() if how.te_recipe is not None}
     assert enabled == verified
 
@@ -255,6 +263,15 @@ def test_recipes_are_the_ones_the_smoke_child_verifies() -> None:
 )
 def test_te_autocast_api_per_te_version(names: set[str], expected: tuple[str, str]) -> None:
     assert te_autocast_api(names) == expected
+
+
+def test_cpu_bf16_autocasts_on_the_cpu() -> None:
+    torch = pytest.importorskip("torch")
+    chosen = SelectedPath("cpu-bf16", "PyTorch autocast BF16 on the CPU", "verified", "", (), "cpu")
+    a = torch.ones(16, 16)
+    with chosen.autocast():
+        assert (a @ a).dtype == torch.bfloat16
+    assert (a @ a).dtype == torch.float32
 
 
 @pytest.mark.parametrize("path_id", ["cpu", "torch-fp32"])

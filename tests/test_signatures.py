@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from te_doctor.conditions import Truth
-from te_doctor.paths import load_paths
-from te_doctor.rule_examples import example_facts
-from te_doctor.rules import CATEGORIES, Example, Rule, load_rules
+from te_doctor.engine.conditions import Truth
+from te_doctor.engine.paths import load_paths
+from te_doctor.engine.rule_examples import example_facts
+from te_doctor.engine.rule_model import CATEGORIES, Example, Rule
+from te_doctor.engine.rules import load_rules
 from tests.conftest import skip_unless_shared
 
 CASES_FILE = Path(__file__).resolve().parents[2] / "shared" / "cases" / "dev-cases.json"

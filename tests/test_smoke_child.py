@@ -1,4 +1,4 @@
-"""The smoke child, ``te_doctor/smoke/child.py``: run for real, and its parts with stand-ins.
+"""The smoke child, ``te_doctor/smoke/child/``: run for real, and its parts with stand-ins.
 
 The slow tests start the real child under the broken TE venv (``tests/real_venv.py``: torch
 2.13.0+cpu, TE 2.20.2 without cuDNN) through ``run_smoke``, exactly as te-doctor does, and read
@@ -22,17 +22,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _te_doctor_smoke_gemm import Check, gemm_checks, run_check
+from _te_doctor_smoke_libraries import library_origin, loaded_libraries
+from _te_doctor_smoke_measure import Measured, measure
+from _te_doctor_smoke_record import Result, StageLog, State
+from _te_doctor_smoke_stages import call_support, decode_cudnn_version, stage_te_support
+from _te_doctor_smoke_te_checks import TOL_TE_FP8
+from te_doctor_smoke_child import FAULT_ENV, WRONG_SCALE
 
-from te_doctor.smoke import child
 from te_doctor.smoke.runner import CHILD, run_smoke
-from te_doctor.snapshot import SmokeCheck, SmokeFacts
+from te_doctor.snapshot.smoke_model import SmokeCheck, SmokeFacts
 from te_doctor.toml_compat import tomllib
+from tests.conftest import need_torch
 from tests.smoke_results import GPU_CHECKS
 
 REPO = Path(__file__).resolve().parents[1]
-WRONG_SCALE = {child.FAULT_ENV: child.WRONG_SCALE}
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not importable in this Python")
+FAULT_INJECTED = {FAULT_ENV: WRONG_SCALE}
 
 
 def checks_by_name(facts: SmokeFacts) -> dict[str, SmokeCheck]:
@@ -71,14 +76,14 @@ def test_broken_te_venv(venv_python: Path) -> None:
 
 @pytest.mark.slow
 def test_wrong_scale_is_caught(venv_python: Path) -> None:
-    facts = run_smoke(str(venv_python), timeout_s=60, env={**os.environ, **WRONG_SCALE})
+    facts = run_smoke(str(venv_python), timeout_s=60, env={**os.environ, **FAULT_INJECTED})
     fp8 = checks_by_name(facts)["torch-fp8"]
     assert fp8.status == "numerics", fp8
     assert rel_error(fp8) > fp8.tolerance
     assert checks_by_name(facts)["cpu"].status == "ok"
 
 
-@needs_torch
+@pytest.mark.torch
 def test_child_under_this_python() -> None:
     """The result this interpreter must give, from what the test itself sees in it: without a
     CUDA device every GPU check is skipped and torch FP8 runs on the CPU; with one, the torch
@@ -87,8 +92,10 @@ def test_child_under_this_python() -> None:
 
     facts = run_smoke(sys.executable, timeout_s=60)
     checks = checks_by_name(facts)
-    assert [c.name for c in facts.checks] == ["cpu", *GPU_CHECKS[:3], "torch-fp8", *GPU_CHECKS[3:]]
+    names = ["cpu", "cpu-bf16", *GPU_CHECKS[:3], "torch-fp8", *GPU_CHECKS[3:]]
+    assert [c.name for c in facts.checks] == names
     assert checks["cpu"].status == "ok", checks["cpu"]
+    assert checks["cpu-bf16"].status == "ok", checks["cpu-bf16"]
     if torch.cuda.is_available():
         for name in GPU_CHECKS[:3]:
             assert checks[name].status != "skipped", checks[name]
@@ -133,7 +140,7 @@ def test_child_is_standalone() -> None:
 def test_check_names_are_path_ids() -> None:
     paths = tomllib.loads((REPO / "rules" / "paths.toml").read_text(encoding="utf-8"))
     ids = {str(entry["id"]) for entry in paths["path"]}
-    names = [check.name for check in child.gemm_checks(child.State())]
+    names = [check.name for check in gemm_checks(State())]
     assert sorted(names) == sorted(ids)
 
 
@@ -141,9 +148,9 @@ def test_check_names_are_path_ids() -> None:
 
 
 def test_decode_cudnn_version() -> None:
-    assert child.decode_cudnn_version(8902) == "8.9.2"
-    assert child.decode_cudnn_version(90100) == "9.1.0"
-    assert child.decode_cudnn_version(91200) == "9.12.0"
+    assert decode_cudnn_version(8902) == "8.9.2"
+    assert decode_cudnn_version(90100) == "9.1.0"
+    assert decode_cudnn_version(91200) == "9.12.0"
 
 
 def test_loaded_libraries(tmp_path: Path) -> None:
@@ -162,32 +169,30 @@ def test_loaded_libraries(tmp_path: Path) -> None:
     ]
     maps = tmp_path / "maps"
     maps.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    found = {
-        (lib["name"], lib["version"], lib["origin"]) for lib in child.loaded_libraries(str(maps))
-    }
+    found = {(lib["name"], lib["version"], lib["origin"]) for lib in loaded_libraries(str(maps))}
     assert found == {
         ("cudnn", "9", "pip"),
         ("cublasLt", "12.8.4.1", "system"),
         ("nccl", "2", "conda"),
         ("transformer_engine", None, "system"),
     }
-    assert len(child.loaded_libraries(str(maps))) == 5  # libcudnn and libcudnn_ops: two paths
-    assert child.library_origin("/opt/miniconda3/lib/libcudart.so.12") == "conda"
-    assert child.loaded_libraries(str(tmp_path / "missing")) == []
+    assert len(loaded_libraries(str(maps))) == 5  # libcudnn and libcudnn_ops: two paths
+    assert library_origin("/opt/miniconda3/lib/libcudart.so.12") == "conda"
+    assert loaded_libraries(str(tmp_path / "missing")) == []
 
 
 def test_call_support() -> None:
-    assert child.call_support(lambda return_reason: (False, "cc 8.0"), public_api=True) == (
+    assert call_support(lambda return_reason: (False, "cc 8.0"), public_api=True) == (
         False,
         "cc 8.0",
     )
-    assert child.call_support(lambda: (True, ""), public_api=False) == (True, "")
-    assert child.call_support(lambda: True, public_api=False) == (True, "")
+    assert call_support(lambda: (True, ""), public_api=False) == (True, "")
+    assert call_support(lambda: True, public_api=False) == (True, "")
 
     def broken() -> tuple[bool, str]:
         raise RuntimeError("Torch not compiled with CUDA enabled")
 
-    assert child.call_support(broken, public_api=False) == (
+    assert call_support(broken, public_api=False) == (
         False,
         "RuntimeError: Torch not compiled with CUDA enabled",
     )
@@ -198,9 +203,9 @@ def test_support_stage_prefers_the_public_api() -> None:
         is_fp8_available=lambda return_reason=False: (False, "compute capability 8.9 needed"),
         is_bf16_available=lambda return_reason=False: (True, ""),
     )
-    result = child.Result(os.devnull)
-    state = child.State(te=te)
-    child.stage_te_support(result, state, child.StageLog("te-support"))
+    result = Result(os.devnull)
+    state = State(te=te)
+    stage_te_support(result, state, StageLog("te-support"))
     support = {item["recipe"]: item for item in result.data["te_support"]}
     assert support["fp8"]["available"] is False
     assert support["fp8"]["source"] == "te.is_fp8_available"
@@ -251,7 +256,7 @@ class DelayedScaling:
 
 @pytest.fixture
 def torch() -> Any:
-    return pytest.importorskip("torch")
+    return need_torch()
 
 
 @pytest.fixture
@@ -262,9 +267,9 @@ def recipes(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     return module
 
 
-def cpu_state(torch: Any, te: Any = None, **changes: Any) -> child.State:
+def cpu_state(torch: Any, te: Any = None, **changes: Any) -> State:
     """A State for a working 'GPU' of compute capability 9.0 that is really the CPU."""
-    state = child.State(
+    state = State(
         torch=torch, te=te, cuda_ok=True, capability=(9, 0), no_cuda="", no_te="",
         te_version="2.20.2", cuda_device="cpu",
     )  # fmt: skip
@@ -273,10 +278,10 @@ def cpu_state(torch: Any, te: Any = None, **changes: Any) -> child.State:
     return state
 
 
-def run(state: child.State, name: str) -> dict[str, Any]:
+def run(state: State, name: str) -> dict[str, Any]:
     """One check of ``gemm_checks``, run the way the gemm stage runs it."""
-    check = next(check for check in child.gemm_checks(state) if check.name == name)
-    return child.run_check(check, state)
+    check = next(check for check in gemm_checks(state) if check.name == name)
+    return run_check(check, state)
 
 
 @pytest.mark.parametrize("modern", [True, False])
@@ -285,7 +290,7 @@ def test_te_recipe_check(torch: Any, recipes: types.ModuleType, modern: bool) ->
     entry = run(cpu_state(torch, te), "te-fp8-delayed")
     assert entry["status"] == "ok", entry
     assert entry["rel_error"] < 0.01  # nn.Linear in bf16: rounding only
-    assert entry["tolerance"] == child.TOL_TE_FP8
+    assert entry["tolerance"] == TOL_TE_FP8
     api = "autocast" if modern else "fp8_autocast"
     assert [(used, type(recipe)) for used, recipe in te.recipes] == [(api, DelayedScaling)] * 2
 
@@ -316,6 +321,14 @@ def test_plain_gpu_checks_on_the_cpu(torch: Any, name: str) -> None:
     assert entry["rel_error"] <= entry["tolerance"]
 
 
+def test_cpu_bf16_runs_autocast_on_the_cpu(torch: Any) -> None:
+    """The CPU BF16 path's check: bf16 outputs, within the BF16 tolerance, yet not exact."""
+    entry = run(cpu_state(torch), "cpu-bf16")
+    assert entry["device"] == "cpu" and entry["status"] == "ok", entry
+    assert entry["detail"].endswith("(output torch.bfloat16)")
+    assert 1e-4 < entry["rel_error"] <= entry["tolerance"] == 0.02  # really BF16, not FP32
+
+
 def test_amp_bf16_needs_ampere(torch: Any) -> None:
     entry = run(cpu_state(torch, capability=(7, 5)), "torch-amp-bf16")
     assert entry["status"] == "skipped"
@@ -323,24 +336,24 @@ def test_amp_bf16_needs_ampere(torch: Any) -> None:
 
 
 def test_torch_fp8_device_choice(torch: Any) -> None:
-    by_name = {check.name: check for check in child.gemm_checks(cpu_state(torch))}
+    by_name = {check.name: check for check in gemm_checks(cpu_state(torch))}
     assert by_name["torch-fp8"].device == "cpu"  # cuda_device is the CPU here
     ada = cpu_state(torch, capability=(8, 6), cuda_device="cuda:0")
-    assert {c.name: c.device for c in child.gemm_checks(ada)}["torch-fp8"] == "cpu"
+    assert {c.name: c.device for c in gemm_checks(ada)}["torch-fp8"] == "cpu"
 
 
 def test_non_finite_output_is_numerics(torch: Any) -> None:
     reference = torch.ones(4, 4)
-    measured = child.measure(torch, [("out", reference * float("nan"), reference)])
+    measured = measure(torch, [("out", reference * float("nan"), reference)])
     assert (measured.rel_error, measured.max_abs_error) == (None, None)
-    check = child.Check("cpu", 1e-5, "cpu", lambda: measured)
-    assert child.run_check(check, cpu_state(torch))["status"] == "numerics"
+    check = Check("cpu", 1e-5, "cpu", lambda: measured)
+    assert run_check(check, cpu_state(torch))["status"] == "numerics"
 
 
 def test_failed_check_keeps_the_exception(torch: Any) -> None:
-    def body() -> child.Measured:
+    def body() -> Measured:
         raise AttributeError("module 'torch' has no attribute 'float8_e4m3fn'")
 
-    entry = child.run_check(child.Check("torch-fp8", 0.08, "cpu", body), cpu_state(torch))
+    entry = run_check(Check("torch-fp8", 0.08, "cpu", body), cpu_state(torch))
     assert entry["status"] == "failed"
     assert entry["detail"] == "AttributeError: module 'torch' has no attribute 'float8_e4m3fn'"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.facts import FactState
 from te_doctor.smoke.runner import run_smoke
-from te_doctor.snapshot import SmokeFacts
+from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.model import SmokeFacts
 
 CHILDREN = Path(__file__).parent / "data" / "children"
 

@@ -8,10 +8,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from te_doctor.codec import to_data
+from te_doctor.check.pipeline import run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.check.schemas import schema_text
 from te_doctor.errors import SnapshotError
-from te_doctor.schema import schema_text, snapshot_schema
-from te_doctor.snapshot_file import dumps, load, loads
+from te_doctor.snapshot.codec import to_data
+from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.file import dumps, load, loads
+from te_doctor.snapshot.schema import snapshot_schema
 from tests.snapshots import busy_snapshot
 
 SCHEMA_FILE = Path(__file__).parents[1] / "te_doctor" / "snapshot.schema.json"
@@ -26,7 +30,7 @@ def test_round_trip_is_lossless(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["snapshot.schema.json", "report.schema.json"])
 def test_shipped_schemas_are_current(name: str) -> None:
     shipped = SCHEMA_FILE.with_name(name).read_text()
-    assert shipped == schema_text(name), "run: python -m te_doctor.schema"
+    assert shipped == schema_text(name), "run: python -m te_doctor.check.schemas"
 
 
 def test_snapshots_validate_against_the_schema(tmp_path: Path) -> None:
@@ -69,7 +73,7 @@ def mutated(tmp_path: Path, change: str) -> str:
         ("missing-field", "driver.version: missing field"),
         ("two-states", "driver.version: a fact needs exactly one of"),
         ("bool-for-int", "driver.gpu_count.value: expected int, got bool"),
-        ("newer", "schema_version 99 is newer than this te-doctor understands (3); upgrade"),
+        ("newer", "schema_version 99 is newer than this te-doctor understands (4); upgrade"),
         ("older", "schema_version 0 is not a te-doctor schema"),
         ("no-version", "schema_version: missing or not an integer"),
     ],
@@ -107,6 +111,41 @@ def test_a_schema_1_snapshot_is_upgraded(tmp_path: Path) -> None:
     data["schema_version"] = 1
     del data["smoke"]
     snapshot = loads(json.dumps(data))
-    assert snapshot.schema_version == 3
+    assert snapshot.schema_version == 4
     assert "before te-doctor had a smoke test" in snapshot.smoke.outcome.reason
     assert "before te-doctor probed build prerequisites" in snapshot.build.cxx.reason
+
+
+def test_a_schema_3_snapshot_is_upgraded_and_keeps_its_verdicts() -> None:
+    """Schema 4 added the loader model's facts: a schema-3 file loads with them unknown, and
+    the driver-too-old error still fires on it (no cuda-compat is read into an old snapshot)."""
+    fixture = Path(__file__).parent / "fixtures" / "ngc-h100-r535-cuda-compat.json"
+    data = json.loads(fixture.read_text(encoding="utf-8"))
+    data["schema_version"] = 3
+    for section, fields in (
+        ("driver", ("libcuda_path", "libcuda_version")),
+        ("torch", ("linked_libraries", "cudnn_version", "cublas_version", "runtime_version")),
+        ("torch", ("nvrtc_version",)),
+        ("transformer_engine", ("preloads_pip_cuda",)),
+    ):
+        for field in fields:
+            del data[section][field]
+    snapshot = loads(json.dumps(data), name="old.json")
+    assert snapshot.schema_version == 4
+    assert snapshot.driver.libcuda_version.state is FactState.UNKNOWN
+    assert "schema 3" in snapshot.torch.cudnn_version.reason
+    assert snapshot.torch.linked_libraries == ()
+    fired = {f.rule_id for f in run_check(snapshot, GateOptions()).findings if f.fired}
+    assert {"TED201", "TED202"} <= fired and not fired & {"TED210", "TED211"}
+
+
+def test_a_schema_3_snapshot_says_it_did_not_record_why_its_interpreter(tmp_path: Path) -> None:
+    """Schema 3 had no host.python_chosen_by: it loads with the fact absent, saying why."""
+    data = json.loads(dumps(busy_snapshot(tmp_path)))
+    data["schema_version"] = 3
+    del data["host"]["python_chosen_by"]
+    snapshot = loads(json.dumps(data))
+    assert snapshot.schema_version == 4
+    chosen = snapshot.host.python_chosen_by
+    assert chosen.state is FactState.ABSENT
+    assert chosen.reason == "recorded before te-doctor said why it chose the interpreter"

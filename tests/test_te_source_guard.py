@@ -13,10 +13,11 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 from packaging.version import Version
 
-from te_doctor.paths import load_paths
-from te_doctor.rules import builtin_rules_dir, load_rules
+from te_doctor.engine.paths import load_paths
+from te_doctor.engine.rules import builtin_rules_dir, load_rules
 
 #: torch modules TE 2.20.2 imports at module level, and the first torch release that has each.
 TORCH_MODULE_SINCE = {
@@ -72,6 +73,7 @@ def stated_torch_floor() -> Version:
     return Version(Version(str(leaf.operand)).base_version)  # "2.6.dev0" -> 2.6
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_every_module_level_torch_import_is_known_and_within_the_floor(te_root: Path) -> None:
     imports = module_level_torch_imports(te_root)
     unknown = {m: files for m, files in imports.items() if m not in TORCH_MODULE_SINCE}
@@ -82,6 +84,7 @@ def test_every_module_level_torch_import_is_known_and_within_the_floor(te_root: 
     assert Version(max((TORCH_MODULE_SINCE[m] for m in imports), key=Version)) >= Version("2.6")
 
 
+@pytest.mark.slow  # builds the real TE venv on a cold cache
 def test_every_recipe_and_support_check_is_known_to_a_rule_or_path(te_root: Path) -> None:
     rule_text = "\n".join(
         p.read_text(encoding="utf-8") for p in sorted(builtin_rules_dir().rglob("*.toml"))

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from te_doctor.check import load_rule_set
-from te_doctor.rules import Severity
+from te_doctor.check.pipeline import load_rule_set
+from te_doctor.engine.rule_model import Severity
+from te_doctor.render.triage_render import triage_markdown
+from te_doctor.render.triage_render import triage_text as render_text
 from te_doctor.triage.diagnose import diagnose, pasted_facts
 from te_doctor.triage.parsers import parse_report
 from tests.conftest import skip_unless_shared
@@ -23,7 +25,10 @@ RULES, _ = load_rule_set()
 def triage_text(text: str) -> Any:
     parsed = parse_report(text)
     return diagnose(
-        pasted_facts(parsed.facts, parsed.sources, parsed.error_text), RULES, parsed.formats
+        pasted_facts(parsed.facts, parsed.sources, parsed.error_text),
+        RULES,
+        parsed.formats,
+        parsed.unread_text,
     )
 
 
@@ -143,3 +148,64 @@ def test_a_fact_not_pasted_is_not_evidence() -> None:
     undecided = {f.rule_id: f for f in diagnosis.undecided}
     assert "TED204" in undecided
     assert [m.path for m in undecided["TED204"].missing] == ["driver.gpu_count"]
+
+
+def test_an_unstated_fact_reads_not_in_the_paste() -> None:
+    """TED706's message names TE's core package; a bare error line does not state it."""
+    text = "OSError: libcublas.so.13: cannot open shared object file: No such file or directory\n"
+    diagnosis = triage_text(text)
+    cause = next(c for c in diagnosis.causes if c.rule_id == "TED706")
+    assert "not in the paste" in cause.message and "?" not in cause.message
+
+    for rendered in (render_text(diagnosis), triage_markdown(diagnosis)):
+        assert "built for CUDA not in the paste" in rendered
+        assert "CUDA ?" not in rendered and "(? was built" not in rendered
+
+
+def test_a_format_just_parsed_is_never_asked_for() -> None:
+    smi = (Path(__file__).parent / "data" / "triage" / "nvidia_smi_550_rtx4090.txt").read_text(
+        encoding="utf-8"
+    )
+    asked = {r.what for r in triage_text(smi).ask_for}
+    assert not any("nvidia-smi" in what for what in asked)
+    assert any("collect_env" in what for what in asked)  # what it lacks is still asked for
+    bare = {r.what for r in triage_text("RuntimeError: CUDA error: unknown error\n").ask_for}
+    assert any("nvidia-smi" in what for what in bare)
+
+
+def test_an_error_quoted_in_a_sentence_is_matched_after_the_error_lines() -> None:
+    """accelerate's RTX 40xx refusal, quoted in prose (QwenLM/Qwen-VL#447's wording), and an
+    error line that has its own signature: both are causes, the error line's first."""
+    text = (
+        "I get 'Using RTX 4000 series doesn't support faster communication broadband via P2P "
+        "or IB.' when I start.\n"
+        "OSError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
+    )
+    parsed = parse_report(text)
+    assert "RTX 4000" not in parsed.error_text and "RTX 4000" in parsed.unread_text
+    ids = [c.rule_id for c in triage_text(text).causes]
+    assert ids[0] == "TED705" and "TED7009" in ids
+
+
+def test_a_named_gpu_without_a_count_is_at_least_one_gpu() -> None:
+    """`GPU: RTX 3090` states a GPU but not how many: FP8's cc 8.9 check still fires."""
+    diagnosis = triage_text("- GPU: NVIDIA GeForce RTX 3090\n- PyTorch: 2.4.0+cu121\n")
+    assert "TED102" in [c.rule_id for c in diagnosis.causes]
+    assert "TED102" not in [c.rule_id for c in triage_text("- PyTorch: 2.4.0+cu121\n").causes]
+
+
+def test_a_paste_without_the_loader_path_keeps_the_driver_too_old_error() -> None:
+    """A paste never shows which libcuda.so.1 the loader picks: no cuda-compat is assumed, so
+    TED201 still fires (as before forward compatibility was modelled) and TED210 does not."""
+    text = (
+        "PyTorch version: 2.9.0+cu130\n"
+        "CUDA used to build PyTorch: 13.0\n"
+        "\n"
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 535.161.08   Driver Version: 535.161.08   CUDA Version: 12.2     |\n"
+        "|-------------------------------+----------------------+----------------------+\n"
+    )
+    diagnosis = triage_text(text)
+    causes = [c.rule_id for c in diagnosis.causes]
+    assert "TED201" in causes
+    assert "TED210" not in causes + [f.rule_id for f in diagnosis.undecided]

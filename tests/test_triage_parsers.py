@@ -15,11 +15,11 @@ from typing import cast
 
 import pytest
 
-from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import PYTHON_TYPES, FactType
-from te_doctor.flatten import flatten
+from te_doctor.engine.condition_parser import spec_of
+from te_doctor.engine.fact_paths import PYTHON_TYPES, FactType
+from te_doctor.engine.flatten import flatten
 from te_doctor.render.text import render_snapshot_text
-from te_doctor.snapshot_file import load
+from te_doctor.snapshot.file import load
 from te_doctor.triage import parse_collect_env, parsers
 from te_doctor.triage.gpus import compute_capability
 from te_doctor.triage.parse_common import Findings, Report
@@ -36,7 +36,11 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_1_7_pytorch_issue_46973.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.12.0",
+            "build.cxx": "gcc",
+            "build.cxx_version": "7.5.0",
             "cuda.toolkit_version": "10.1.243",
+            "driver.cuda_version": "10.1",
             "driver.version": "418.67",
             "gpu.compute_capability": "7.5",
             "gpu.name": "Tesla T4",
@@ -54,6 +58,9 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_1_12_k2_sherpa_install_notes.txt": (
         ("collect_env", "nvidia-smi", "nvcc"),
         {
+            "build.cmake_version": "3.18.0",
+            "build.cxx": "gcc",
+            "build.cxx_version": "9.4.0",
             "cuda.toolkit_version": "11.3.109",
             "cudnn.version": "8.7.0",
             "driver.cuda_version": "12.0",
@@ -66,6 +73,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.31",
             "host.os_name": "Ubuntu 20.04.5 LTS",
             "host.python_version": "3.8.15",
+            "host.wsl": False,
             "torch.cuda_version": "11.3",
             "torch.debug": False,
             "torch.version": "1.12.0",
@@ -75,8 +83,12 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_1_13_wsl2_fite_readme.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.22.1",
+            "build.cxx": "gcc",
+            "build.cxx_version": "11.2.0",
             "cuda.toolkit_version": "11.5.119",
             "cudnn.version": "8.2.4",
+            "driver.cuda_version": "11.7",
             "driver.version": "516.59",
             "gpu.compute_capability": "7.5",
             "gpu.name": "NVIDIA GeForce RTX 2080 SUPER",
@@ -86,6 +98,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.35",
             "host.os_name": "Ubuntu 22.04.1 LTS",
             "host.python_version": "3.10.6",
+            "host.wsl": True,
             "torch.cuda_version": "11.7",
             "torch.debug": False,
             "torch.version": "1.13.0+cu117",
@@ -95,7 +108,11 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_1_13_pytorch_issue_90204.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.13.3",
+            "build.cxx": "gcc",
+            "build.cxx_version": "7.5.0",
             "cudnn.distinct_versions": 2,
+            "driver.cuda_version": "11.8",
             "driver.version": "520.61.05",
             "gpu.compute_capability": "7.5",
             "gpu.name": "Tesla T4",
@@ -105,6 +122,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.27",
             "host.os_name": "Ubuntu 18.04.4 LTS",
             "host.python_version": "3.9.12",
+            "host.wsl": False,
             "torch.cuda_version": "11.7",
             "torch.debug": False,
             "torch.version": "1.13.0+cu117",
@@ -114,6 +132,10 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_2_1_reflowed_vllm_issue_3994.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.29.1",
+            "build.cxx": "gcc",
+            "build.cxx_version": "8.3.0",
+            "driver.cuda_version": "12.0",
             "driver.version": "525.78.01",
             "gpu.compute_capability": "7.0",
             "gpu.name": "Tesla V100-SXM2-32GB",
@@ -123,6 +145,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.28",
             "host.os_name": "Debian GNU/Linux 10 (buster)",
             "host.python_version": "3.9.19",
+            "host.wsl": False,
             "torch.cuda_version": "12.1",
             "torch.debug": False,
             "torch.version": "2.1.2+cu121",
@@ -132,10 +155,13 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_2_3_onediff_sdxl_readme_two_machines.txt": (
         ("collect_env",),
         {  # only what both machines share, or what only one of them states
+            "build.cmake_version": "3.28.1",
+            "build.cxx": "gcc",
             "cuda.toolkit_version": "12.2.140",
             "gpus.count": 8,
             "gpus.distinct_names": 1,
             "host.arch": "x86_64",
+            "host.wsl": False,
             "torch.cuda_version": "12.1",
             "torch.debug": False,
         },
@@ -144,7 +170,11 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_2_5_sections_fastdeploy_collect_env_doc.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.18.0",
+            "build.cxx": "gcc",
+            "build.cxx_version": "12.2.0",
             "cuda.toolkit_version": "12.3.103",
+            "driver.cuda_version": "12.0",
             "driver.version": "525.125.06",
             "gpu.compute_capability": "8.0",
             "gpu.name": "NVIDIA A100-SXM4-40GB",
@@ -154,6 +184,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.31",
             "host.os_name": "Ubuntu 20.04.6 LTS",
             "host.python_version": "3.10.16",
+            "host.wsl": False,
             "torch.cuda_version": "11.8",
             "torch.debug": False,
             "torch.version": "2.5.1+cu118",
@@ -161,9 +192,13 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
         42,
     ),
     "collect_env_torch_2_8_vllm_sections_vllm_issue_29070.txt": (
-        ("collect_env", "traceback"),
+        ("collect_env", "environment-list", "traceback"),
         {
+            "build.cmake_version": "4.1.0",
+            "build.cxx": "gcc",
+            "build.cxx_version": "11.4.0",
             "cuda.toolkit_version": "12.8.93",
+            "driver.cuda_version": "12.2",
             "driver.version": "535.274.02",
             "gpu.compute_capability": "8.0",
             "gpu.name": "NVIDIA A30",
@@ -173,16 +208,20 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.35",
             "host.os_name": "Ubuntu 22.04.5 LTS",
             "host.python_version": "3.12.11",
+            "host.wsl": False,
             "torch.cuda_version": "12.8",
             "torch.debug": False,
             "torch.version": "2.8.0+cu128",
         },
-        26,
+        27,
     ),
     "collect_env_torch_2_10_nightly_pytorch_issue_digest.txt": (
         ("collect_env",),
         {
+            "build.cxx": "gcc",
+            "build.cxx_version": "11.4.0",
             "cudnn.version": "9.3.0",
+            "driver.cuda_version": "13.0",
             "driver.version": "580.105.08",
             "gpu.compute_capability": "8.6",
             "gpu.name": "NVIDIA A10G",
@@ -192,6 +231,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.35",
             "host.os_name": "Ubuntu 22.04.4 LTS",
             "host.python_version": "3.10.12",
+            "host.wsl": False,
             "torch.cuda_version": "12.6",
             "torch.debug": False,
             "torch.version": "2.10.0.dev20251208+cu126",
@@ -201,7 +241,11 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "collect_env_torch_2_14_cudnn_from_torch_issue_draft.txt": (
         ("collect_env",),
         {
+            "build.cmake_version": "3.28.3",
+            "build.cxx": "gcc",
+            "build.cxx_version": "13.3.0",
             "cudnn.version": "9.24.0",
+            "driver.cuda_version": "13.0",
             "driver.version": "580.173.02",
             "gpu.compute_capability": "12.0",
             "gpu.name": "NVIDIA GeForce RTX 5070 Ti",
@@ -211,6 +255,7 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
             "host.glibc_version": "2.39",
             "host.os_name": "Ubuntu 24.04.4 LTS",
             "host.python_version": "3.12.3",
+            "host.wsl": False,
             "torch.cuda_version": "13.0",
             "torch.debug": False,
             "torch.version": "2.14.0+cu130",
@@ -310,18 +355,88 @@ EXPECTED: dict[str, tuple[tuple[str, ...], dict[str, object], int]] = {
     "pip_list_header_details_onnxruntime_genai_issue_344.txt": (("pip-list",), {}, 33),
     "pip_list_te_2_10_runpod_environment_snapshot.txt": (
         ("pip-list",),
-        {"te.version": "2.10.0"},
+        {
+            "te.version": "2.10.0",
+            "torch.cuda_version": "12.8",
+            "torch.version": "2.8.0+cu128",
+        },
         32,
     ),
     "conda_list_accelerate_issue_1590.txt": (("conda-list",), {}, 18),
     "pip_freeze_rocm_container_wrapped.txt": (("pip-freeze",), {}, 20),
     "traceback_chained_flash_attn_te_issue_1123.txt": (("traceback",), {}, 0),
     "traceback_rank_prefixed_te_issue_1680.txt": (("traceback",), {}, 0),
-    "freetext_environment_te_issue_2040.txt": ((), {}, 0),
-    "template_versions_three_commenters_megatron_issue_696.txt": ((), {}, 0),
+    "freetext_environment_te_issue_2040.txt": (
+        ("environment-list",),
+        {
+            "driver.cuda_version": "12.8",
+            "driver.version": "570.86.10",
+            "gpu.compute_capability": "9.0",
+            "gpu.name": "NVIDIA H100 80GB SXM5",
+            "gpus.count": 8,
+            "host.python_version": "3.12.11",
+            "te.version": "2.6.0",
+        },
+        1,
+    ),
+    "template_versions_three_commenters_megatron_issue_696.txt": (
+        ("environment-list",),
+        {},
+        0,
+    ),
+    "accelerate_env_rtx4090_docs_zh.txt": (
+        ("environment-list",),
+        {
+            "gpu.compute_capability": "8.9",
+            "gpu.name": "NVIDIA GeForce RTX 4090",
+            "host.python_version": "3.10.13",
+            "torch.cuda_version": "12.4",
+            "torch.version": "2.5.1+cu124",
+        },
+        1,
+    ),
+    "sglang_check_env_h100_cu130_driver_535.txt": (
+        ("nvcc", "environment-list"),
+        {
+            "cuda.toolkit_version": "13.0.88",
+            "driver.cuda_version": "12.2",
+            "driver.version": "535.161.08",
+            "gpu.compute_capability": "9.0",
+            "gpu.name": "NVIDIA H100 80GB HBM3",
+            "gpus.count": 2,
+            "host.python_version": "3.12.3",
+            "torch.cuda_version": "13.0",
+            "torch.version": "2.11.0+cu130",
+        },
+        4,
+    ),
+    "nvidia_smi_q_560_rtx_a2000_laptop.txt": (
+        ("nvidia-smi",),
+        {
+            "driver.cuda_version": "12.6",
+            "driver.version": "560.35.05",
+            "gpu.compute_capability": "8.6",
+            "gpu.name": "NVIDIA RTX A2000 8GB Laptop GPU",
+            "gpus.count": 1,
+            "gpus.distinct_names": 1,
+        },
+        0,
+    ),
+    "nvidia_smi_q_525_eight_gpus_temperature.txt": (
+        ("nvidia-smi",),
+        {
+            "driver.cuda_version": "12.0",
+            "driver.version": "525.60.13",
+            "gpus.count": 8,
+        },
+        0,
+    ),
 }
 TWO_MACHINES = "collect_env_torch_2_3_onediff_sdxl_readme_two_machines.txt"
 CONFLICTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "template_versions_three_commenters_megatron_issue_696.txt": {
+        "torch.version": ("2.1.1", "2.1.0", "2.2.1")
+    },
     "nvcc_12_9_and_12_6_two_users_litevggt_issue_2.txt": {
         "cuda.toolkit_version": ("12.9.86", "12.6.85")
     },
@@ -687,7 +802,11 @@ def test_error_lines_outside_tracebacks() -> None:
         "Cannot import transformer_engine, with error:",
         "`OSError: libcublas.so.13: cannot open shared object file: No such file or directory`",
     ]
-    assert parsed.facts == {}  # hand-typed "Nvidia Driver: 570.86.10" is not a tool's output
+    # the hand-typed environment list under it states facts (parse_freeform); the sentence
+    # around the error states none
+    assert parsed.facts["driver.version"] == "570.86.10"
+    assert parsed.facts["te.version"] == "2.6.0"
+    assert not any("Describe" in source for source in parsed.sources.values())
 
 
 def test_source_line_above_a_headless_exception_is_kept() -> None:
@@ -955,6 +1074,15 @@ HOSTILE: dict[str, Callable[[], str]] = {
     "nvcc": lambda: "Cuda compilation tools, release 1.1, V" + "1." * (MB // 2),
     "pip-rows": lambda: "".join(f"pkg{i}   {i}.0\n" for i in range(100_000)),
     "carriage-returns": lambda: "\r" * MB,
+    "typed-keys": lambda: "- PyTorch version: " * (MB // 19),
+    "typed-key-lines": lambda: "torch 1\n" * (MB // 8),
+    "typed-gpu-counts": lambda: "GPU: " + "8x " * (MB // 3),
+    "typed-gpu-indices": lambda: "GPU " + "0," * (MB // 2) + ": H100\n",
+    "typed-table-cells": lambda: "| GPU | " * (MB // 8),
+    "smi-query-fields": lambda: (
+        "Attached GPUs : 1\n" + "    Product Name                          : H100\n" * 20_000
+    ),
+    "smi-header-pairs": lambda: "Driver Version: 1.1, CUDA Version: 1.1 " * (MB // 40),
     "huge-100MB": lambda: ("PyTorch version: 2.1.0\nsome words here " * 2_800_000)[: 100 * MB],
 }
 
@@ -992,7 +1120,8 @@ def test_a_parser_that_crashes_costs_only_its_own_facts(monkeypatch: pytest.Monk
     monkeypatch.setattr(parsers, "_PARSERS", (broken, parse_collect_env.parse))
     parsed = parse_report(sample("collect_env_torch_1_12_k2_sherpa_install_notes.txt"))
     assert parsed.facts["torch.version"] == "1.12.0"
-    assert "driver.cuda_version" not in parsed.facts  # that came from the nvidia-smi parser
+    # nvidia-smi's header said CUDA 12.0; now only collect_env's driver version implies it
+    assert parsed.sources["driver.cuda_version"].startswith("driver.version: collect_env")
 
 
 @pytest.mark.parametrize(

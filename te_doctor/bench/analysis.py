@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from te_doctor.bench.peaks import GpuPeaks, peak_for
-from te_doctor.bench.record import BenchRun, ComponentRun, PathRun
+from te_doctor.bench.record import BenchRun, BenchSettings, ComponentRun, PathRun
+from te_doctor.bench.stability import (
+    MIN_SAMPLES,
+    UNSTABLE_SPREAD,
+    instability,
+    relative_spread,
+    rerun_advice,
+)
 from te_doctor.bench.workload import COMPONENTS
 
 #: The precision whose tensor-core peak each path is measured against.
@@ -27,6 +34,7 @@ PRECISION = {
     "torch-amp-fp16": "fp16",
     "torch-fp32": "tf32",
     "cpu": "fp32",
+    "cpu-bf16": "bf16",
 }
 #: Relative error of the forward output against FP32 that each precision may show
 #: (the smoke test's tolerances, te_doctor/smoke/child.py).
@@ -69,6 +77,10 @@ class ComponentResult:
     tolerance: float
     memory_bytes: int | None
     memory_kind: str
+    #: Half the interquartile range over the median; None without a timing.
+    spread: float | None = None
+    #: Why the row is too unsteady to compare ("" when steady): no speed-up from it.
+    unstable: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +117,7 @@ def analyse(run: BenchRun, peaks: Sequence[GpuPeaks]) -> BenchAnalysis:
     """Judge every measured component and reach the verdict."""
     results = [_result(run, p, c, peaks) for p in run.paths for c in p.components]
     with_speedups = tuple(_with_speedup(result, results) for result in results)
-    return BenchAnalysis(with_speedups, verdict(with_speedups, run.paths))
+    return BenchAnalysis(with_speedups, verdict(with_speedups, run.paths, run.settings))
 
 
 def _result(
@@ -120,6 +132,7 @@ def _result(
     elif tflops is not None:
         peak, note = peak_for(peaks, path.device_name or run.machine.gpu, precision)
         percent = 100 * tflops / peak if peak else None
+    spread = relative_spread(timing.median_s, timing.q1_s, timing.q3_s) if timing else None
     return ComponentResult(
         path=path.id,
         device=path.device,
@@ -137,14 +150,16 @@ def _result(
         tolerance=TOLERANCE[precision],
         memory_bytes=component.memory_bytes,
         memory_kind=component.memory_kind,
+        spread=spread,
+        unstable=instability(spread, timing.count) if timing and spread is not None else "",
     )
 
 
 def baseline_order(path_id: str) -> tuple[str, ...]:
     """The BF16 path a path is compared with: TE's for TE paths, else torch autocast's."""
     if path_id.startswith("te-"):
-        return ("te-bf16", "torch-amp-bf16")
-    return ("torch-amp-bf16", "te-bf16")
+        return ("te-bf16", "torch-amp-bf16", "cpu-bf16")
+    return ("torch-amp-bf16", "te-bf16", "cpu-bf16")
 
 
 def _with_speedup(result: ComponentResult, results: Sequence[ComponentResult]) -> ComponentResult:
@@ -158,16 +173,33 @@ def _with_speedup(result: ComponentResult, results: Sequence[ComponentResult]) -
     base = next((measured[p] for p in baseline_order(result.path) if p in measured), None)
     if base is None or base.timing is None:
         return result
+    if result.unstable or base.unstable:  # no ratio from a row that is not steady
+        return replace(result, baseline=base.path)
     return replace(
         result, baseline=base.path, speedup=base.timing.median_s / result.timing.median_s
     )
 
 
-def verdict(results: Sequence[ComponentResult], paths: Sequence[PathRun]) -> Verdict:
-    """The best FP8/FP4 speed-up over BF16 on the largest component measured for both."""
+def verdict(
+    results: Sequence[ComponentResult], paths: Sequence[PathRun], settings: BenchSettings
+) -> Verdict:
+    """The best FP8/FP4 speed-up over BF16 on the largest component measured for both.
+
+    Only steady rows count: with FP8 measured against BF16 but every such pair unstable, the
+    verdict is "unstable" and says how to measure again.
+    """
     low = [r for r in results if r.precision in LOW_PRECISION and r.speedup is not None]
     on_cpu = any(p.device == "cpu" for p in paths) and not any(p.device == "cuda" for p in paths)
     prefix = "On the CPU (this says nothing about a GPU): " if on_cpu else ""
+    withheld = [r for r in results if r.precision in LOW_PRECISION and r.timing and r.baseline]
+    if not low and any(r.speedup is None for r in withheld):
+        rows = ", ".join(f"{r.path} {r.component}" for r in withheld)
+        text = (
+            f"{prefix}no speed-up is claimed: the timings of {rows} or of their BF16 baseline "
+            f"are unstable (spread over ±{UNSTABLE_SPREAD:.0%} or under {MIN_SAMPLES} timed "
+            f"steps); {rerun_advice(settings)}."
+        )
+        return Verdict("unstable", text, "", "", None)
     if not low:
         tried = [r for r in results if r.precision in LOW_PRECISION]
         if not tried:

@@ -2,8 +2,8 @@
 
 Pure: a function of the recommender's ranking, the machine's facts and the workload. By
 default every path the recommender finds viable on the GPU; on a machine without one, the
-CPU paths (torch FP8, autocast BF16, FP32), so the bench runs everywhere. A BF16 baseline is
-added when FP8 paths are asked for without one.
+CPU paths (torch FP8, autocast BF16 on the CPU, FP32), so the bench runs everywhere. A BF16
+baseline is added when FP8 paths are asked for without one.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from dataclasses import dataclass
 
 from te_doctor.bench.analysis import LOW_PRECISION, PRECISION, baseline_order
 from te_doctor.bench.workload import Workload, estimate_memory_bytes, misalignment
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.recommend import PathVerdict
 from te_doctor.errors import TeDoctorError
-from te_doctor.flatten import FlatFacts
-from te_doctor.recommend import PathVerdict
 
 #: The paths a machine without a usable GPU benchmarks, on its CPU.
-CPU_PATHS = ("torch-fp8", "torch-amp-bf16", "cpu")
+CPU_PATHS = ("torch-fp8", "cpu-bf16", "cpu")
+#: Paths that run on the CPU only.
+CPU_ONLY = frozenset({"cpu", "cpu-bf16"})
 #: Paths whose torch code also runs on the CPU (TE's modules do not).
-CPU_CAPABLE = frozenset({"cpu", "torch-amp-bf16", "torch-amp-fp16", "torch-fp8"})
+CPU_CAPABLE = CPU_ONLY | {"torch-amp-bf16", "torch-amp-fp16", "torch-fp8"}
 MIB = 1024 * 1024
 
 
@@ -53,7 +55,7 @@ def choose_paths(
     if requested:
         ids = list(dict.fromkeys(requested))
     elif gpu:
-        ids = [v.id for v in ranking if v.viable and v.id != "cpu"]
+        ids = [v.id for v in ranking if v.viable and v.id not in CPU_ONLY]
     else:
         ids = list(CPU_PATHS)
     planned = [_plan(path_id, verdicts[path_id], facts, workload, gpu) for path_id in ids]
@@ -66,7 +68,7 @@ def _has_cuda_gpu(facts: FlatFacts) -> bool:
 
 
 def _device(path_id: str, gpu: bool) -> str:
-    if path_id == "cpu" or (not gpu and path_id in CPU_CAPABLE):
+    if path_id in CPU_ONLY or (not gpu and path_id in CPU_CAPABLE):
         return "cpu"
     return "cuda"
 
@@ -86,7 +88,7 @@ def _plan(
         return PlannedPath(path_id, device, note, "not viable here: " + "; ".join(verdict.reasons))
     if device == "cpu" and not facts.get("packages.torch").known:
         return PlannedPath(path_id, device, note, "torch is not installed")
-    if device == "cpu" and path_id != "cpu":
+    if device == "cpu" and path_id not in CPU_ONLY:
         note = note or "no CUDA GPU here: runs on the CPU"
     skip = misalignment(workload, path_id) or _too_big(workload, facts, device)
     return PlannedPath(path_id, device, note, skip)

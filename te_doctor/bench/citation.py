@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from te_doctor.bench.analysis import analyse
 from te_doctor.bench.peaks import load_peaks
 from te_doctor.bench.store import bench_machine, latest, machine_key
 from te_doctor.bench.workload import COMPONENTS
-from te_doctor.snapshot import Snapshot
-
-
-@dataclass(frozen=True, slots=True)
-class BenchCitation:
-    """The last bench result for this machine: its verdict and the chosen path's speed-up."""
-
-    file: str
-    created_at: str
-    workload: str
-    verdict: str
-    path: str
-    component: str
-    baseline: str
-    speedup: float | None
+from te_doctor.check.report import BenchCitation
+from te_doctor.snapshot.model import Snapshot
 
 
 def cite(snapshot: Snapshot, path: str, store: Path | None = None) -> BenchCitation | None:

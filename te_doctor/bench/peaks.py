@@ -17,8 +17,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from te_doctor.engine.rules import builtin_rules_dir
 from te_doctor.errors import TeDoctorError
-from te_doctor.rules import builtin_rules_dir
 from te_doctor.toml_compat import tomllib
 
 PEAKS_SCHEMA = 1

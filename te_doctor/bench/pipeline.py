@@ -11,10 +11,10 @@ from te_doctor.bench.record import BENCH_SCHEMA, BenchRun, BenchSettings
 from te_doctor.bench.runner import run_paths
 from te_doctor.bench.store import bench_machine, machine_key
 from te_doctor.bench.workload import Workload
-from te_doctor.check import run_check
-from te_doctor.flatten import flatten
-from te_doctor.report import GateOptions
-from te_doctor.snapshot import Snapshot
+from te_doctor.check.pipeline import run_check
+from te_doctor.check.report import GateOptions
+from te_doctor.engine.flatten import flatten
+from te_doctor.snapshot.model import Snapshot
 
 
 def plan_paths(

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor.bench.workload import Workload
-from te_doctor.codec import from_data, to_data
 from te_doctor.errors import SnapshotError, TeDoctorError
+from te_doctor.snapshot.codec import from_data, to_data
 
 BENCH_SCHEMA = "te-doctor/bench/v1"
 

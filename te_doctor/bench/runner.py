@@ -16,7 +16,7 @@ from te_doctor.bench.workload import COMPONENTS, Workload, step_flops
 from te_doctor.files import read_json_object
 from te_doctor.probes.context import run_command
 
-CHILD = Path(__file__).with_name("child.py")
+CHILD = Path(__file__).parent / "child" / "te_doctor_bench_child.py"
 #: Seconds a child may spend outside the timed components (imports, setup, references).
 SETUP_ALLOWANCE_S = 60.0
 STDERR_TAIL = 2000

@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from te_doctor.bench.record import BenchFileError, BenchMachine, BenchRun, load_run
-from te_doctor.facts import Fact
-from te_doctor.files import write_atomically
-from te_doctor.snapshot import Snapshot
+from te_doctor.files import cache_root, write_atomically
+from te_doctor.snapshot.facts import Fact
+from te_doctor.snapshot.model import Snapshot
 
 
 def default_store_dir() -> Path:
-    """``$XDG_CACHE_HOME/te-doctor/bench``, or ``~/.cache/te-doctor/bench``."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
-    return root / "te-doctor" / "bench"
+    """``bench/`` in te-doctor's cache (``$TE_DOCTOR_CACHE_DIR``, else the XDG cache)."""
+    return cache_root() / "bench"
 
 
 def _text(fact: Fact[Any]) -> str:

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor import __version__
-from te_doctor.flatten import flatten
+from te_doctor.check.report import GateOptions, Report, build_report
+from te_doctor.engine.flatten import flatten
+from te_doctor.engine.paths import ExecutionPath
+from te_doctor.engine.rule_model import Rule
 from te_doctor.fleet.configuration import SUMMARY
 from te_doctor.fleet.gate import FleetGate, FleetOptions, judge, missing_tasks
 from te_doctor.fleet.node import Node
-from te_doctor.fleet.reading import Entry, RunManifest, Skipped, read_all
-from te_doctor.paths import ExecutionPath
-from te_doctor.report import GateOptions, Report, build_report
-from te_doctor.rules import Rule
-from te_doctor.snapshot_file import from_json_data
+from te_doctor.fleet.reading import CheckResult, Entry, RunManifest, Skipped, read_all
+from te_doctor.snapshot.file import from_json_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +128,7 @@ def _node(
     paths: Sequence[ExecutionPath],
     options: GateOptions,
 ) -> Node:
-    def node(
-        passed: bool, recommended: str, fired: tuple[str, ...], summary: Mapping[str, str]
-    ) -> Node:
+    def node(check: CheckResult, summary: Mapping[str, str]) -> Node:
         return Node(
             entry.node,
             entry.file,
@@ -138,24 +136,32 @@ def _node(
             entry.task_id,
             entry.state,
             entry.detail,
-            passed,
-            recommended,
-            fired,
+            check.passed,
+            check.recommended,
+            check.fired,
             summary,
+            check.fp8_viable,
+            check.severities,
         )
 
     if entry.check is not None:
-        check = entry.check
-        return node(check.passed, check.recommended, check.fired, {})
+        return node(entry.check, {})
     if entry.state != "ok":
-        return node(False, "", (), {})
+        return node(CheckResult(False, "", ()), {})
     key = entry.configuration
     if key not in results:
         snapshot = from_json_data(dict(snapshots[key]), name=entry.file)
         results[key] = build_report(snapshot, flatten(snapshot), rules, paths, options, __version__)
     report = results[key]
-    fired = tuple(f.rule_id for f in report.fired())
-    return node(report.gate.passed, report.recommendation.path, fired, entry.summary)
+    fired = report.fired()
+    result = CheckResult(
+        passed=report.gate.passed,
+        recommended=report.recommendation.path,
+        fired=tuple(f.rule_id for f in fired),
+        fp8_viable=any(v.viable and "fp8" in v.families for v in report.recommendation.ranking),
+        severities=dict(Counter(f.severity.value for f in fired)),
+    )
+    return node(result, entry.summary)
 
 
 def _named(nodes: Sequence[Node]) -> list[Node]:

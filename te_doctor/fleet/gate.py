@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from te_doctor.check.report import GateOptions
 from te_doctor.fleet.node import Node
 from te_doctor.fleet.reading import Entry, RunManifest, Skipped
-from te_doctor.report import GateOptions
 
 NAMES_IN_REASON = 5
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 VERDICTS = {"ok": "", "timed-out": "timed out", "failed": "probe failed"}
 
@@ -22,6 +22,10 @@ class Node:
     recommended: str
     fired: tuple[str, ...]
     summary: Mapping[str, str]
+    #: An execution path of the ``fp8`` family is viable (False when the node was not probed).
+    fp8_viable: bool = False
+    #: How many findings fired, by severity (``error``, ``warning``, ``info``).
+    severities: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:

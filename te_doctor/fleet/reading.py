@@ -8,21 +8,24 @@ Each file becomes an ``Entry`` (a node report, a bare snapshot or a check report
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from te_doctor.errors import SnapshotError
 from te_doctor.fleet.configuration import configuration_key, node_summary
 from te_doctor.fleet.node_report import NODE_REPORT_SCHEMA
-from te_doctor.snapshot_file import parse_json
+from te_doctor.snapshot.file import parse_json
 
 RUN_MANIFEST_SCHEMA = "te-doctor/fleet-run/v1"
-#: Check reports this te-doctor reads: v2 added ``recommendation.closest``, nothing else changed.
-CHECK_REPORT_SCHEMAS = ("te-doctor/report/v1", "te-doctor/report/v2")
+#: Check reports this te-doctor reads: v2 added ``recommendation.closest``; v3 added areas, the
+#: headline and the start here, and "not-applicable" findings; fleet reads only what all share
+#: (the gate, the recommended path, the fired findings).
+CHECK_REPORT_SCHEMAS = ("te-doctor/report/v1", "te-doctor/report/v2", "te-doctor/report/v3")
 NODE_STATES = ("ok", "timed-out", "failed")
 MESSAGE_LIMIT = 200
 #: Directories this large are read by several processes (JSON parsing dominates).
@@ -57,6 +60,8 @@ class CheckResult:
     passed: bool
     recommended: str
     fired: tuple[str, ...]
+    fp8_viable: bool = False
+    severities: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,10 +207,15 @@ def _snapshot(file: Path, data: Mapping[str, Any]) -> Entry:
 
 
 def _check_report(file: Path, data: Mapping[str, Any]) -> Entry:
+    fired = [f for f in data["findings"] if f["outcome"] == "fired"]
     check = CheckResult(
         passed=bool(data["gate"]["passed"]),
         recommended=str(data["recommendation"]["path"]),
-        fired=tuple(str(f["rule_id"]) for f in data["findings"] if f["outcome"] == "fired"),
+        fired=tuple(str(f["rule_id"]) for f in fired),
+        fp8_viable=any(
+            v["viable"] and "fp8" in v["families"] for v in data["recommendation"]["ranking"]
+        ),
+        severities=dict(Counter(str(f["severity"]) for f in fired)),
     )
     return Entry(
         file=str(file),

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from te_doctor import __version__
-from te_doctor.codec import field_types, unknown_record
 from te_doctor.probes.build import probe_build
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.cuda import probe_cuda
@@ -24,9 +23,10 @@ from te_doctor.probes.nvidia import probe_nvidia
 from te_doctor.probes.packages import probe_packages
 from te_doctor.probes.torch_build import probe_torch
 from te_doctor.probes.transformer_engine import probe_transformer_engine
-from te_doctor.redact import scrub_secrets
-from te_doctor.smoke.result import not_run
-from te_doctor.snapshot import SCHEMA_VERSION, Meta, ProbeStatus, SmokeFacts, Snapshot
+from te_doctor.snapshot.absent import not_run
+from te_doctor.snapshot.codec import field_types, unknown_record
+from te_doctor.snapshot.model import SCHEMA_VERSION, Meta, ProbeStatus, SmokeFacts, Snapshot
+from te_doctor.snapshot.redact import scrub_secrets
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.cudnn import header_dirs
 from te_doctor.probes.libraries import toolkit_roots
-from te_doctor.snapshot import BuildFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import BuildFacts
 
 SOURCE = "build"
 TOOL_TIMEOUT_S = 5.0

@@ -93,6 +93,8 @@ class InterpreterInfo:
     prefix: str
     base_prefix: str
     sys_path: tuple[str, ...]
+    #: Why this interpreter is the one diagnosed (``te_doctor.probes.target``), in words.
+    chosen_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
-"""CUDA probe: toolkits (nvcc, for source builds) and the CUDA runtime libraries installed.
+"""CUDA probe: toolkits (nvcc, for source builds) and the CUDA runtime libraries in use.
 
 Three CUDA numbers are kept apart everywhere: the driver's (nvidia probe), the one torch/TE
-were built for (torch and TE probes), and the runtime installed here (this probe). nvcc is only
-ever reported as the toolkit used for source builds.
+were built for (torch and TE probes), and the runtime a process really loads (this probe, from
+``te_doctor.probes.process``). nvcc is only ever reported as the toolkit for source builds.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libraries import first_copy_version, library_index, toolkit_roots
-from te_doctor.snapshot import CudaFacts, ToolkitFacts
+from te_doctor.probes.process import in_use
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import CudaFacts, ToolkitFacts
 
 SOURCE = "cuda"
 NVCC_TIMEOUT_S = 5.0
@@ -35,9 +36,14 @@ def probe_cuda(ctx: ProbeContext) -> CudaFacts:
         toolkit_version=toolkit_version,
         toolkit_path=toolkit_path,
         toolkits=toolkits,
-        runtime_version=first_copy_version(index.of("cudart"), "CUDA runtime (libcudart)"),
-        cublas_version=first_copy_version(index.of("cublasLt"), "cuBLASLt (libcublasLt)"),
-        nvrtc_version=first_copy_version(index.of("nvrtc"), "NVRTC (libnvrtc)"),
+        runtime_version=in_use(ctx, ("te-core", "libcudart.so."), ("torch", "libcudart.so."))
+        or first_copy_version(index.of("cudart"), "CUDA runtime (libcudart)"),
+        cublas_version=in_use(ctx, ("te-core", "libcublasLt.so."), ("torch", "libcublasLt.so."))
+        or first_copy_version(index.of("cublasLt"), "cuBLASLt (libcublasLt)"),
+        nvrtc_version=in_use(
+            ctx, ("te-loader", "libnvrtc"), ("te-core", "libnvrtc.so."), ("torch", "libnvrtc.so.")
+        )
+        or first_copy_version(index.of("nvrtc"), "NVRTC (libnvrtc)"),
         libraries=tuple(c for c in index.copies if c.name != "cudnn"),  # cuDNN has its own
         library_search_notes=index.notes,
     )

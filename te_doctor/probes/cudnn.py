@@ -1,17 +1,19 @@
-"""cuDNN probe: every libcudnn copy (pip wheel, conda, system), and the header version.
+"""cuDNN probe: every libcudnn copy (pip wheel, conda, system), the one in use, the header.
 
 Several copies with different versions are a classic cause of
-``CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED``, so all of them are reported, not just the first.
+``CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED``, so all of them are reported. ``version`` is the copy
+Transformer Engine's cuDNN calls resolve to (``te_doctor.probes.process``).
 """
 
 from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libraries import first_copy_version, library_index, toolkit_roots
-from te_doctor.snapshot import CudnnFacts
+from te_doctor.probes.process import in_use
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import CudnnFacts
 
 SOURCE = "cudnn"
 _DEFINE = re.compile(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)")
@@ -21,8 +23,11 @@ def probe_cudnn(ctx: ProbeContext) -> CudnnFacts:
     """Collect cuDNN facts."""
     copies = library_index(ctx).of("cudnn")
     versions = sorted({c.version.value for c in copies if c.version.value is not None})
+    used = in_use(
+        ctx, ("te-loader", "libcudnn"), ("te-core", "libcudnn.so."), ("torch", "libcudnn.so.")
+    )
     return CudnnFacts(
-        version=first_copy_version(copies, "cuDNN (libcudnn)"),
+        version=used or first_copy_version(copies, "cuDNN (libcudnn)"),
         header_version=_header_version(ctx),
         copies=copies,
         distinct_versions=tuple(versions),

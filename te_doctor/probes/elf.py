@@ -1,4 +1,4 @@
-"""Read an ELF shared object in pure Python: its DT_NEEDED/RUNPATH entries and its GPU code.
+"""Read an ELF shared object in pure Python: its dynamic-linking entries and its GPU code.
 
 This tells which libraries a TE binary will ask the loader for, and which GPU architectures
 torch or TE were compiled for, without loading anything (``ldd`` would run the dynamic loader;
@@ -20,7 +20,7 @@ _FATBIN_PTX, _FATBIN_CUBIN = 1, 2
 #: family-specific code: nvcc's ``sm_90a`` / ``sm_100f`` (checked against real nvcc 13.0 output,
 #: tests/data/elf/README.md).
 _ARCH_SPECIFIC, _FAMILY_SPECIFIC = 0x100000, 0x200000
-_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 15, 29
+_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 14, 15, 29
 
 
 class ElfError(ValueError):
@@ -29,10 +29,17 @@ class ElfError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DynamicInfo:
-    """The dynamic-linking entries of one shared object."""
+    """The dynamic-linking entries of one shared object.
+
+    ``rpath`` (DT_RPATH) and ``runpath`` (DT_RUNPATH) are kept apart because glibc treats them
+    differently: DT_RPATH is searched before LD_LIBRARY_PATH, and only when the object has no
+    DT_RUNPATH; DT_RUNPATH is searched after LD_LIBRARY_PATH (``ld.so(8)``).
+    """
 
     needed: tuple[str, ...]
-    runpath: tuple[str, ...]
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    soname: str = ""
 
 
 def read_dynamic(path: Path) -> DynamicInfo:
@@ -72,15 +79,18 @@ def _read_dynamic(path: Path) -> DynamicInfo:
             return handle.read(4096).split(b"\0", 1)[0].decode("utf-8", errors="replace")
 
         needed: list[str] = []
-        runpath: list[str] = []
+        paths: dict[int, list[str]] = {_DT_RPATH: [], _DT_RUNPATH: []}
+        soname = ""
         for tag, value in entries:
             if tag == _DT_NULL:
                 break
             if tag == _DT_NEEDED:
                 needed.append(string(value))
-            elif tag in (_DT_RPATH, _DT_RUNPATH):
-                runpath.extend(p for p in string(value).split(":") if p)
-    return DynamicInfo(tuple(needed), tuple(runpath))
+            elif tag == _DT_SONAME:
+                soname = string(value)
+            elif tag in paths:
+                paths[tag].extend(p for p in string(value).split(":") if p)
+    return DynamicInfo(tuple(needed), tuple(paths[_DT_RPATH]), tuple(paths[_DT_RUNPATH]), soname)
 
 
 def _file_offset(vaddr: int, loads: list[tuple[int, int, int]], path: Path) -> int:

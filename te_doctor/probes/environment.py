@@ -7,8 +7,8 @@ as ``<redacted>``, whatever the flags.
 from __future__ import annotations
 
 from te_doctor.probes.context import ProbeContext
-from te_doctor.redact import REDACTED, is_secret_name
-from te_doctor.snapshot import EnvironmentFacts
+from te_doctor.snapshot.model import EnvironmentFacts
+from te_doctor.snapshot.redact import REDACTED, is_secret_name
 
 PREFIXES = (
     "CUDA_",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
-from te_doctor.snapshot import HostFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import HostFacts
 
 SOURCE = "host"
 
@@ -23,6 +23,11 @@ def probe_host(ctx: ProbeContext) -> HostFacts:
         python_version=Fact.of(Version(py.version), f"{SOURCE}:interpreter"),
         python_implementation=Fact.of(py.implementation, f"{SOURCE}:interpreter"),
         python_executable=Fact.of(py.executable, f"{SOURCE}:interpreter"),
+        python_chosen_by=(
+            Fact.of(py.chosen_by, f"{SOURCE}:target")
+            if py.chosen_by
+            else Fact.unknown("the caller did not say why it diagnoses this interpreter", SOURCE)
+        ),
         glibc_version=_glibc(ctx),
         cpu_count=_cpu_count(ctx),
         memory_total_mib=_memory_mib(ctx),

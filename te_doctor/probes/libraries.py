@@ -1,7 +1,8 @@
-"""Find every copy of the CUDA libraries that TE and PyTorch load, and where each came from.
+"""Find every copy of the CUDA libraries installed, where each came from, and its version.
 
-Search order mirrors what a process would meet: pip ``nvidia-*`` wheels, conda, LD_LIBRARY_PATH,
-CUDA toolkits, then the system loader cache (``ldconfig -p``). Nothing is loaded or executed.
+The index lists copies in a fixed order (pip ``nvidia-*`` wheels, conda, LD_LIBRARY_PATH, CUDA
+toolkits, the system loader cache); which copy a process really loads is decided by
+``te_doctor.probes.process``. Nothing is loaded or executed here except ``ldconfig -p``.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.elf import ElfError, device_architectures
 from te_doctor.probes.packages_index import dist_version
-from te_doctor.snapshot import LibraryCopy
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import LibraryCopy
 
 SOURCE = "libraries"
 LDCONFIG_TIMEOUT_S = 3.0
@@ -61,19 +62,16 @@ class SearchDir:
 
 @dataclass(frozen=True, slots=True)
 class LibraryIndex:
-    """Every library copy found, in search order, and every shared object file name seen."""
+    """Every library copy found, in index order, each also by its real path."""
 
     copies: tuple[LibraryCopy, ...]
-    files: dict[str, tuple[str, str]]
     notes: tuple[str, ...]
+    #: Real path of each copy -> the copy, to give any path the loader picks its version.
+    by_real: dict[str, LibraryCopy] = field(default_factory=dict)
 
     def of(self, family: str) -> tuple[LibraryCopy, ...]:
-        """Copies of one family (``"cudnn"``), first-found first."""
+        """Copies of one family (``"cudnn"``), in index order."""
         return tuple(copy for copy in self.copies if copy.name == family)
-
-    def resolve(self, soname: str) -> tuple[str, str] | None:
-        """(path, origin) where a library with this exact file name would be found, or None."""
-        return self.files.get(soname)
 
 
 def library_index(ctx: ProbeContext) -> LibraryIndex:
@@ -99,7 +97,10 @@ def search_dirs(ctx: ProbeContext, notes: list[str]) -> list[SearchDir]:
     for toolkit in toolkit_roots(ctx):
         dirs.append(SearchDir(toolkit + "/lib64", f"toolkit {toolkit}"))
         dirs.extend(SearchDir(d, f"toolkit {toolkit}") for d in ctx.glob(toolkit, "targets/*/lib"))
-    dirs.extend(SearchDir(d, "system") for d in _ldconfig_dirs(ctx, notes))
+    cache = loader_cache(ctx)
+    if cache.problem:
+        notes.append(cache.problem)
+    dirs.extend(SearchDir(d, "system") for d in _cache_dirs(cache.entries))
     return dirs
 
 
@@ -121,19 +122,40 @@ def toolkit_roots(ctx: ProbeContext) -> list[str]:
     return roots
 
 
-def _ldconfig_dirs(ctx: ProbeContext, notes: list[str]) -> list[str]:
-    """Directories of the loader cache, then the loader's default directories."""
+@dataclass(frozen=True, slots=True)
+class LoaderCache:
+    """``ldconfig -p``: (file name, path) entries in printed order, or why it was not read."""
+
+    entries: tuple[tuple[str, str], ...]
+    problem: str
+
+
+def loader_cache(ctx: ProbeContext) -> LoaderCache:
+    """The system loader cache (``/etc/ld.so.cache`` as ``ldconfig -p`` prints it), read once."""
+    return ctx.cached("loader-cache", lambda: _read_loader_cache(ctx))
+
+
+def _read_loader_cache(ctx: ProbeContext) -> LoaderCache:
     ldconfig = ctx.which("ldconfig") or next(
         (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if ctx.exists(p)), "ldconfig"
     )
     result = ctx.run([ldconfig, "-p"], timeout=LDCONFIG_TIMEOUT_S)
-    dirs: list[str] = []
     if not result.ok:
-        notes.append(f"system loader cache not read: {result.describe()}")
-    for line in result.stdout.splitlines() if result.ok else []:
-        _, arrow, path = line.partition("=>")
-        directory = path.strip().rsplit("/", 1)[0]
-        if arrow and directory and directory not in dirs:
+        return LoaderCache((), f"system loader cache not read: {result.describe()}")
+    entries = []
+    for line in result.stdout.splitlines():
+        head, arrow, path = line.partition("=>")
+        if arrow and path.strip():
+            entries.append((head.strip().split(" ", 1)[0], path.strip()))
+    return LoaderCache(tuple(entries), "")
+
+
+def _cache_dirs(entries: tuple[tuple[str, str], ...]) -> list[str]:
+    """Directories of the loader cache, then the loader's default directories."""
+    dirs: list[str] = []
+    for _, path in entries:
+        directory = path.rsplit("/", 1)[0]
+        if directory and directory not in dirs:
             dirs.append(directory)
     return dirs + [d for d in DEFAULT_LIBRARY_DIRS if d not in dirs]
 
@@ -141,18 +163,29 @@ def _ldconfig_dirs(ctx: ProbeContext, notes: list[str]) -> list[str]:
 def _build_index(ctx: ProbeContext) -> LibraryIndex:
     notes: list[str] = []
     copies: list[LibraryCopy] = []
-    files: dict[str, tuple[str, str]] = {}
-    seen_real: set[str] = set()
+    by_real: dict[str, LibraryCopy] = {}
     for directory in search_dirs(ctx, notes):
-        for path in ctx.glob(directory.path, "lib*.so*"):
-            files.setdefault(path.rsplit("/", 1)[1], (path, directory.origin))
         for family, (pattern, _dist) in FAMILIES.items():
             for copy in _copies_in(ctx, directory, family, pattern):
                 real = ctx.realpath(copy.path)
-                if real not in seen_real:
-                    seen_real.add(real)
+                if real not in by_real:
+                    by_real[real] = copy
                     copies.append(copy)
-    return LibraryIndex(tuple(copies), files, tuple(notes))
+    return LibraryIndex(tuple(copies), tuple(notes), by_real)
+
+
+def version_of(ctx: ProbeContext, path: str) -> Fact[Version]:
+    """The version of the library file at ``path``: from the index, else from its file name."""
+    real = ctx.realpath(path)
+    copy = library_index(ctx).by_real.get(real)
+    if copy is not None:
+        return copy.version
+    for name in (real.rsplit("/", 1)[1], path.rsplit("/", 1)[1]):
+        match = _SO_VERSION.search(name)
+        if match:
+            detail = "" if "." in match.group(1) else " (major only)"
+            return Fact.of(Version(match.group(1)), f"{SOURCE}:file name{detail}")
+    return Fact.unknown(f"no version in the file name {real.rsplit('/', 1)[1]}", SOURCE)
 
 
 def _copies_in(
@@ -185,7 +218,9 @@ def _version(
             return Fact.of(Version(match.group(1)), source)
     if directory.origin == "pip":
         site = directory.path.split("/nvidia/")[0]
-        found = dist_version(ctx, FAMILIES[family][1], site)
+        soname = _SO_VERSION.search(path)
+        major = soname.group(1).split(".")[0] if soname and family != "cudnn" else ""
+        found = dist_version(ctx, FAMILIES[family][1], site, major)
         if found:
             return Fact.of(Version(found[1]), f"{SOURCE}:pip {found[0]}")
     if directory.origin.startswith("toolkit "):
@@ -221,7 +256,7 @@ def _toolkit_component_version(
 
 
 def first_copy_version(copies: tuple[LibraryCopy, ...], what: str) -> Fact[Version]:
-    """The copy a process would load first (pip wheels before system), with where it lives."""
+    """The first copy in index order (pip wheels first): used when no binary binds one."""
     if not copies:
         return Fact.absent(
             f"no {what} found in pip nvidia-* wheels, conda, LD_LIBRARY_PATH, CUDA toolkits "

@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from te_doctor.facts import Fact, FactState, Version
 from te_doctor.probes.context import TIMED_OUT, ProbeContext
+from te_doctor.probes.libcuda import probe_libcuda
 from te_doctor.probes.nvidia_smi import (
     PROC_SOURCE,
     SMI_SOURCE,
@@ -21,7 +21,8 @@ from te_doctor.probes.nvidia_smi import (
 )
 from te_doctor.probes.nvml import SOURCE as NVML_SOURCE
 from te_doctor.probes.nvml import read_nvml
-from te_doctor.snapshot import DriverFacts, GpuFacts
+from te_doctor.snapshot.facts import Fact, FactState, Version
+from te_doctor.snapshot.model import DriverFacts, GpuFacts
 
 NVML_TIMEOUT_S = 3.0
 SMI_TIMEOUT_S = 3.0
@@ -60,6 +61,7 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
         version = Fact.absent("no NVIDIA driver: " + "; ".join(evidence), version.source)
     spec = ctx.env.get("CUDA_VISIBLE_DEVICES")
     gpus = _gpu_facts(reading.gpus or (), spec)
+    libcuda_path, libcuda_version = probe_libcuda(ctx)
     return NvidiaResult(
         driver=DriverFacts(
             version=version,
@@ -82,6 +84,8 @@ def probe_nvidia(ctx: ProbeContext) -> NvidiaResult:
             ),
             visible_gpu_count=_count(reading, version, sum(gpu.visible for gpu in gpus)),
             evidence=tuple(evidence),
+            libcuda_path=libcuda_path,
+            libcuda_version=libcuda_version,
         ),
         gpus=gpus,
     )

@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from te_doctor.facts import ComputeCapability, Fact, Version
 from te_doctor.probes.context import NOT_FOUND, ProbeContext
-from te_doctor.snapshot import GpuFacts
+from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
+from te_doctor.snapshot.model import GpuFacts
 
 T = TypeVar("T")
 

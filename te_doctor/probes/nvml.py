@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from te_doctor.facts import ComputeCapability, Fact, Version
-from te_doctor.snapshot import GpuFacts
+from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
+from te_doctor.snapshot.model import GpuFacts
 
 SOURCE = "nvidia:nvml"
 

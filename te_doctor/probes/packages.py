@@ -10,10 +10,10 @@ from collections import defaultdict
 
 from packaging.utils import canonicalize_name
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import InstalledDist, ProbeContext
 from te_doctor.probes.packages_index import all_dists
-from te_doctor.snapshot import PackageFacts, PackagesFacts
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import PackageFacts, PackagesFacts
 
 SOURCE = "packages"
 

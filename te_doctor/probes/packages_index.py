@@ -20,9 +20,16 @@ def find_dists(ctx: ProbeContext, name: str) -> list[InstalledDist]:
     return [d for d in all_dists(ctx) if not d.error and canonicalize_name(d.name) == wanted]
 
 
-def dist_version(ctx: ProbeContext, base: str, location: str) -> tuple[str, str] | None:
-    """(name, version) of ``base`` or its ``-cu12``/``-cu13`` variant installed in ``location``."""
-    for suffix in CUDA_SUFFIXES:
+def dist_version(
+    ctx: ProbeContext, base: str, location: str, major: str = ""
+) -> tuple[str, str] | None:
+    """(name, version) of ``base`` or its ``-cu12``/``-cu13`` variant installed in ``location``.
+
+    ``major`` (the library's soname major, ``12``) puts that variant first, so a CUDA 12 file is
+    not given the version of the CUDA 13 wheel (``nvidia-cublas``) installed beside it.
+    """
+    preferred = f"-cu{major}" if major else ""
+    for suffix in sorted(CUDA_SUFFIXES, key=lambda s: s != preferred):
         for dist in find_dists(ctx, base + suffix):
             if dist.location.rstrip("/") == location.rstrip("/"):
                 return dist.name, dist.version

@@ -1,8 +1,8 @@
 """The ``ProbeContext`` of the machine te-doctor is running on.
 
-By default it diagnoses the interpreter te-doctor runs in. ``python=PATH`` diagnoses another
-interpreter (a different venv): one short subprocess asks it for its version and search path,
-and its distributions are then read from disk like any other.
+It diagnoses the interpreter a ``Target`` names (``te_doctor.probes.target``): te-doctor's own,
+or another one (the active venv, ``--python PATH``), which one short subprocess asks for its
+version and search path; its distributions are then read from disk like any other.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ import os
 import platform
 import socket
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 from te_doctor.errors import TeDoctorError
 from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo, run_command
 from te_doctor.probes.distributions import scan_distributions
+from te_doctor.probes.target import NAMED, Target, own_interpreter
 
 INTERPRETER_TIMEOUT_S = 10.0
 _ASK_INTERPRETER = (
@@ -28,9 +30,14 @@ _ASK_INTERPRETER = (
 )
 
 
-def real_context(python: str | None = None) -> ProbeContext:
-    """A context reading this machine and the running (or the given) interpreter."""
-    info = this_interpreter() if python is None else other_interpreter(python)
+#: Why the Python API (and any caller that names no target) diagnoses its own interpreter.
+OWN_PROCESS = "te-doctor's own interpreter (the Python API diagnoses the process that calls it)"
+
+
+def real_context(target: Target | None = None) -> ProbeContext:
+    """A context reading this machine and the target interpreter (by default te-doctor's own)."""
+    target = target or own_interpreter(OWN_PROCESS)
+    info = this_interpreter(target.why) if target.python is None else other_interpreter(target)
     root = Path("/")
     return ProbeContext(
         run=run_command,
@@ -43,7 +50,7 @@ def real_context(python: str | None = None) -> ProbeContext:
     )
 
 
-def this_interpreter() -> InterpreterInfo:
+def this_interpreter(chosen_by: str) -> InterpreterInfo:
     """The interpreter te-doctor itself runs in."""
     return InterpreterInfo(
         executable=sys.executable,
@@ -52,14 +59,17 @@ def this_interpreter() -> InterpreterInfo:
         prefix=sys.prefix,
         base_prefix=sys.base_prefix,
         sys_path=tuple(sys.path),
+        chosen_by=chosen_by,
     )
 
 
-def other_interpreter(python: str) -> InterpreterInfo:
+def other_interpreter(target: Target) -> InterpreterInfo:
     """Ask another interpreter for its version and search path; a bad path is a usage error."""
+    python = target.python or sys.executable
+    named = f"--python {python}" if target.why == NAMED else f"{python} ({target.why})"
     result = run_command([python, "-c", _ASK_INTERPRETER], timeout=INTERPRETER_TIMEOUT_S)
     if not result.ok:
-        raise TeDoctorError(f"--python {python}: cannot run it: {result.describe()}")
+        raise TeDoctorError(f"{named}: cannot run it: {result.describe()}")
     try:
         data: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
         return InterpreterInfo(
@@ -69,9 +79,10 @@ def other_interpreter(python: str) -> InterpreterInfo:
             prefix=str(data["prefix"]),
             base_prefix=str(data["base_prefix"]),
             sys_path=tuple(str(p) for p in data["sys_path"]),
+            chosen_by=target.why,
         )
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise TeDoctorError(f"--python {python}: unexpected answer ({exc})") from None
+        raise TeDoctorError(f"{named}: unexpected answer ({exc})") from None
 
 
 def _system_info() -> SystemInfo:
@@ -91,7 +102,16 @@ def _system_info() -> SystemInfo:
     )
 
 
+#: What the deprecated ``pynvml`` distribution's import hook says on the first ``import pynvml``
+#: (its ``_pynvml_redirector``): another package's warning, not te-doctor's to print. When that
+#: distribution is in the diagnosed environment, rule TED425 reports it.
+DEPRECATED_PYNVML_WARNING = r"The pynvml (package|_utils module) is deprecated"
+
+
 def _load_nvml() -> Any:
-    import pynvml  # nvidia-ml-py; imported only when the NVIDIA probe runs
+    """nvidia-ml-py's ``pynvml`` module, imported only when the NVIDIA probe runs, quietly."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=DEPRECATED_PYNVML_WARNING)
+        import pynvml
 
     return pynvml

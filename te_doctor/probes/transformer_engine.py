@@ -1,29 +1,23 @@
 """Transformer Engine probe: which TE pieces are installed and what their binaries need.
 
 TE ships as a metapackage, a core library built for one CUDA major (``-cu12``/``-cu13``) and
-framework extensions compiled per machine. The core library's DT_NEEDED entries are resolved
-the way the loader (and TE's own preloading from pip wheels) would, so a missing
-``libcudnn.so.9`` shows up here before anyone imports TE.
+framework extensions compiled per machine. What TE's import opens itself, and the core
+library's DT_NEEDED entries, are resolved as ``import torch; import transformer_engine`` would
+(``te_doctor.probes.process``), so a missing ``libcudnn.so.9`` shows up before anyone imports TE.
 """
 
 from __future__ import annotations
 
 import re
 
-from te_doctor.facts import Fact, Version
 from te_doctor.probes.context import ProbeContext
-from te_doctor.probes.elf import ElfError, read_dynamic
-from te_doctor.probes.libraries import architectures_fact, library_index
+from te_doctor.probes.libraries import architectures_fact
 from te_doctor.probes.packages_index import find_dists
-from te_doctor.snapshot import NeededLibrary, TransformerEngineFacts
+from te_doctor.probes.process import ProcessModel, process_model, te_core_paths
+from te_doctor.snapshot.facts import Fact, Version
+from te_doctor.snapshot.model import NeededLibrary, TransformerEngineFacts
 
 SOURCE = "transformer_engine"
-#: Libraries TE 2.x loads by itself at import time (PyPI 2.20.2 transformer_engine/common).
-DLOPENED_AT_IMPORT = ("cudnn", "nvrtc", "curand")
-#: C and C++ runtime libraries every Linux process has; not worth reporting.
-_BASE_RUNTIME = re.compile(
-    r"^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[-\w]*)\.so"
-)
 
 
 def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
@@ -34,16 +28,9 @@ def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
     ]
     core_names = [name for name, dists in cores if dists]
     sites = [p for p in ctx.python.sys_path if p.endswith("-packages")]
-    core_libs = _find(
-        ctx,
-        sites,
-        (
-            "transformer_engine/libtransformer_engine*.so",
-            "transformer_engine/wheel_lib/libtransformer_engine*.so",
-            "libtransformer_engine*.so",
-        ),
-    )
-    needed = _needed(ctx, core_libs[0]) if core_libs else ()
+    core_libs = te_core_paths(ctx)
+    model = process_model(ctx)
+    needed = _needed(model)
     core_names = _order_cores(core_names, needed)
     not_installed = "Transformer Engine is not installed for this interpreter"
     if meta:
@@ -75,7 +62,8 @@ def probe_transformer_engine(ctx: ProbeContext) -> TransformerEngineFacts:
         torch_extension=_extension(ctx, sites, "transformer_engine_torch", "PyTorch"),
         jax_extension=_extension(ctx, sites, "transformer_engine_jax", "JAX"),
         needed_libraries=needed,
-        loaded_at_import=_loaded_at_import(ctx) if (meta or core_names or core_libs) else (),
+        loaded_at_import=_loaded_at_import(model),
+        preloads_pip_cuda=_preloads_pip(model, version),
     )
 
 
@@ -94,57 +82,61 @@ def _extension(ctx: ProbeContext, sites: list[str], module: str, framework: str)
     return Fact.absent(f"no {module}*.so: TE's {framework} extension is not installed", SOURCE)
 
 
-def _needed(ctx: ProbeContext, library: str) -> tuple[NeededLibrary, ...]:
-    try:
-        info = read_dynamic(ctx.path(library))
-    except (OSError, ElfError) as exc:
-        return (
-            NeededLibrary(name="?", resolved=Fact.unknown(f"cannot read {library}: {exc}", SOURCE)),
+def _needed(model: ProcessModel) -> tuple[NeededLibrary, ...]:
+    """The core's DT_NEEDED entries, bound after ``import torch`` and TE's own loads."""
+    core = model.te_core
+    if core is None:
+        return ()
+    if core.problem:
+        return (NeededLibrary(name="?", resolved=Fact.unknown(core.problem, SOURCE)),)
+    return tuple(
+        NeededLibrary(
+            name=b.name,
+            resolved=(
+                Fact.of(b.loaded.path, f"{SOURCE}:{b.how}")
+                if b.loaded
+                else Fact.absent(
+                    f"not found by the loader (DT_RPATH/DT_RUNPATH of the core, LD_LIBRARY_PATH, "
+                    f"the loader cache, the default directories) and not loaded before it: "
+                    f"importing TE fails with '{b.name}: cannot open shared object file'",
+                    SOURCE,
+                )
+            ),
         )
-    index = library_index(ctx)
-    origin_dir = library.rsplit("/", 1)[0]
-    result = []
-    for soname in info.needed:
-        if _BASE_RUNTIME.match(soname):
-            continue
-        local = [d.replace("$ORIGIN", origin_dir) + "/" + soname for d in info.runpath]
-        hit = next((p for p in local if ctx.exists(p)), None)
-        found = (hit, "RUNPATH") if hit else index.resolve(soname)
-        result.append(
-            NeededLibrary(
-                name=soname,
-                resolved=(
-                    Fact.of(found[0], f"{SOURCE}:{found[1]}")
-                    if found
-                    else Fact.absent(
-                        "not found in pip nvidia-* wheels, conda, LD_LIBRARY_PATH, CUDA toolkits "
-                        "or the system loader cache",
-                        SOURCE,
-                    )
-                ),
-            )
-        )
-    return tuple(result)
+        for b in core.bindings
+    )
 
 
-def _loaded_at_import(ctx: ProbeContext) -> tuple[NeededLibrary, ...]:
-    """Libraries TE opens itself when imported (``_load_cuda_library``), not via DT_NEEDED."""
-    index = library_index(ctx)
-    result = []
-    for family in DLOPENED_AT_IMPORT:
-        copies = index.of(family)
-        resolved: Fact[str] = (
-            Fact.of(copies[0].path, f"{SOURCE}:{copies[0].origin}")
-            if copies
-            else Fact.absent(
-                f"no lib{family} in CUDNN_HOME/CUDNN_PATH, pip nvidia-* wheels, conda, "
-                "LD_LIBRARY_PATH, CUDA toolkits or the system loader cache: "
-                f"importing TE fails with '{family} shared object not found'",
-                SOURCE,
-            )
+def _loaded_at_import(model: ProcessModel) -> tuple[NeededLibrary, ...]:
+    """What TE's import opens itself (``transformer_engine/common``), in its order."""
+    imported = model.te_import
+    return tuple(
+        NeededLibrary(
+            name=load.library,
+            resolved=(
+                Fact.of(load.binding.loaded.path, f"{SOURCE}:{load.how}")
+                if load.binding and load.binding.loaded
+                else Fact.absent(f"importing TE fails: {load.failure}", SOURCE)
+            ),
         )
-        result.append(NeededLibrary(name=f"lib{family}", resolved=resolved))
-    return tuple(result)
+        for load in (imported.loads if imported else ())
+    )
+
+
+def _preloads_pip(model: ProcessModel, version: Fact[Version]) -> Fact[bool]:
+    imported = model.te_import
+    if imported is None:
+        if version.value is None:
+            return Fact(version.state, None, version.reason, SOURCE)
+        return Fact.unknown(f"cannot tell the TE release from {version.value!r}", SOURCE)
+    if imported.preloads_pip is None:
+        return Fact.absent(
+            f"TE {version.value} has no step that preloads the pip cuBLAS/cudart (TE 2.4 added it)",
+            SOURCE,
+        )
+    if imported.preloads_pip:
+        return Fact.of(True, SOURCE)
+    return Fact.of(False, f"{SOURCE}:NVRTC or cuRAND came from the system, not from pip")
 
 
 def _linked_cuda_major(needed: tuple[NeededLibrary, ...]) -> int | None:

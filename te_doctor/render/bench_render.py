@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from te_doctor.bench.analysis import BenchAnalysis, ComponentResult
 from te_doctor.bench.record import BenchRun, run_to_data
+from te_doctor.bench.stability import UNSTABLE_SPREAD, rerun_advice
 
 HEADERS = (
     "Path",
@@ -41,7 +42,10 @@ def _row(result: ComponentResult) -> tuple[str, ...]:
     timing = result.timing
     if timing is None:
         return (result.path, result.device, result.component, result.status, "", "", "", "", "", "")
-    spread = 100 * (timing.q3_s - timing.q1_s) / 2 / timing.median_s if timing.median_s else 0.0
+    spread = f"±{100 * (result.spread or 0.0):.1f}%" + (" unstable" if result.unstable else "")
+    versus = "-" if result.speedup is None else f"{result.speedup:.2f}x"
+    if result.speedup is None and result.baseline:
+        versus = "not compared"  # this row or its baseline is unstable
     error = "-" if result.rel_error is None else f"{result.rel_error:.1e}"
     if result.rel_error is not None and result.rel_error > result.tolerance:
         error += " (!)"
@@ -50,10 +54,10 @@ def _row(result: ComponentResult) -> tuple[str, ...]:
         result.device,
         result.component,
         _seconds(timing.median_s),
-        f"±{spread:.1f}%",
+        spread,
         "-" if result.tflops is None else f"{result.tflops:.3g}",
         "-" if result.percent_of_peak is None else f"{result.percent_of_peak:.0f}%",
-        "-" if result.speedup is None else f"{result.speedup:.2f}x",
+        versus,
         error,
         _memory(result),
     )
@@ -97,15 +101,28 @@ def _not_measured(run: BenchRun, analysis: BenchAnalysis) -> list[str]:
     return lines
 
 
+def _unstable(run: BenchRun, analysis: BenchAnalysis) -> list[str]:
+    """Which rows are too unsteady to compare, why, and how to measure again."""
+    shaky = [r for r in analysis.results if r.unstable]
+    if not shaky:
+        return []
+    return [
+        f"Unstable (no speed-up is computed from these, as a row or as a baseline; "
+        f"{rerun_advice(run.settings)}):",
+        *(f"  {r.path} {r.component}: {r.unstable}" for r in shaky),
+    ]
+
+
 def bench_text(run: BenchRun, analysis: BenchAnalysis) -> str:
     """The terminal report: what was measured, the table, what was not, the verdict."""
     settings = run.settings
     lines = [
         f"te-doctor bench: {_workload(run)}",
         f"Machine: {_machine(run)}; measured {run.created_at}",
-        f"Each sample is one forward + backward step; warm-up steps excluded: "
-        f"{settings.warmup}, timed: up to {settings.repeats}, "
-        f"budget {settings.budget_s:g} s per component.",
+        f"Each sample is one forward + backward step; warm-up (excluded): at least "
+        f"{settings.warmup} steps, until the step time settles; timed: up to {settings.repeats}; "
+        f"budget {settings.budget_s:g} s per component; rows with a spread over "
+        f"±{UNSTABLE_SPREAD:.0%} are not compared.",
         "",
     ]
     timed = [r for r in analysis.results if r.timing is not None]
@@ -123,6 +140,7 @@ def bench_text(run: BenchRun, analysis: BenchAnalysis) -> str:
             "Spread is half the interquartile range; vs BF16 is the BF16 median over this one; "
             "Error is ||out - FP32|| / ||FP32|| of the forward output ((!) above tolerance)."
         )
+        lines += _unstable(run, analysis)
     lines += [
         "",
         f"Verdict: {analysis.verdict.text}",
@@ -140,6 +158,9 @@ def bench_markdown(run: BenchRun, analysis: BenchAnalysis) -> str:
     missing = _not_measured(run, analysis)
     if missing:
         lines += ["", "Not measured:", *(f"- {line.strip()}" for line in missing)]
+    unstable = _unstable(run, analysis)
+    if unstable:
+        lines += ["", unstable[0], *(f"- {line.strip()}" for line in unstable[1:])]
     lines += ["", f"**Verdict:** {analysis.verdict.text}"]
     return "\n".join(lines) + "\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from te_doctor.codec import to_data
-from te_doctor.diff import Comparison
+from te_doctor.snapshot.codec import to_data
+from te_doctor.triage.diff import Comparison
 
 DIFF_SCHEMA = "te-doctor/diff/v1"
 

@@ -6,8 +6,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from te_doctor.codec import to_data
 from te_doctor.fleet.aggregate import Fleet
+from te_doctor.render.fleet_prometheus import fleet_prometheus
+from te_doctor.snapshot.codec import to_data
 
 FLEET_SCHEMA = "te-doctor/fleet/v1"
 _NAMES = 8
@@ -101,4 +102,9 @@ def fleet_json(fleet: Fleet) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-FLEET_RENDERERS = {"text": fleet_text, "markdown": fleet_markdown, "json": fleet_json}
+FLEET_RENDERERS = {
+    "text": fleet_text,
+    "markdown": fleet_markdown,
+    "json": fleet_json,
+    "prometheus": fleet_prometheus,
+}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from te_doctor.rules import Rule
+from te_doctor.engine.rule_model import Rule
 
 
 def rules_text(rules: Sequence[Rule]) -> str:

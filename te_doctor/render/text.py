@@ -6,9 +6,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from te_doctor.codec import field_types
-from te_doctor.facts import Fact, FactState
-from te_doctor.snapshot import (
+from te_doctor.snapshot.codec import field_types
+from te_doctor.snapshot.facts import Fact, FactState
+from te_doctor.snapshot.labels import LABELS, TITLES
+from te_doctor.snapshot.model import (
     GpuFacts,
     LibraryCopy,
     NeededLibrary,
@@ -17,36 +18,6 @@ from te_doctor.snapshot import (
     ToolkitFacts,
 )
 
-#: Section titles, in print order.
-TITLES = {
-    "host": "Host",
-    "driver": "NVIDIA driver",
-    "gpus": "GPUs",
-    "cuda": "CUDA",
-    "cudnn": "cuDNN",
-    "torch": "PyTorch (read from its files, not imported)",
-    "transformer_engine": "Transformer Engine",
-    "packages": "Python packages",
-    "environment": "Environment",
-    "build": "Build prerequisites (the PyTorch/JAX extension is compiled at install)",
-}
-#: Labels that keep the different CUDA versions from ever being confused.
-LABELS = {
-    "driver.cuda_version": "CUDA supported by the driver",
-    "torch.cuda_version": "CUDA torch was built for",
-    "transformer_engine.core_cuda_major": "CUDA major TE's core was built for",
-    "transformer_engine.core_cuda_archs": "GPU architectures in TE's core",
-    "transformer_engine.needed_libraries": "libraries TE's core links against",
-    "transformer_engine.loaded_at_import": "libraries TE loads itself at import",
-    "torch.cuda_arch_list": "GPU architectures in libtorch_cuda",
-    "cuda.runtime_version": "CUDA runtime installed",
-    "cuda.toolkit_version": "CUDA toolkit (for source builds)",
-    "cuda.toolkit_path": "toolkit path (for source builds)",
-    "cuda.cublas_version": "cuBLASLt installed",
-    "cuda.nvrtc_version": "NVRTC installed",
-    "cudnn.version": "cuDNN installed",
-    "cudnn.header_version": "cuDNN headers (for source builds)",
-}
 _WIDTH = 36
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from te_doctor.codec import to_data
+from te_doctor.snapshot.codec import to_data
 from te_doctor.triage.diagnose import Diagnosis
 
 TRIAGE_SCHEMA = "te-doctor/triage/v1"

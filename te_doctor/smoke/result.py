@@ -20,31 +20,13 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from te_doctor.facts import ComputeCapability, Fact, Version
-from te_doctor.snapshot import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
+from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
+from te_doctor.snapshot.smoke_model import LoadedLibrary, SmokeCheck, SmokeFacts, SupportCheck
 
 SOURCE = "smoke"
 RESULT_FORMAT = 1
 STDERR_TAIL = 4096
 _OOM_TYPES = ("OutOfMemoryError", "MemoryError")
-
-
-def not_run(reason: str, python: str = "") -> SmokeFacts:
-    """SmokeFacts for a run without the smoke test (``--no-smoke``, or a saved snapshot)."""
-    gone: Fact[Any] = Fact.absent(reason, SOURCE)
-    return SmokeFacts(
-        outcome=gone,
-        stage=gone,
-        error_text=gone,
-        python=python,
-        duration_ms=0.0,
-        torch_cuda_available=gone,
-        torch_device_capability=gone,
-        torch_cudnn_version=gone,
-        te_support=(),
-        checks=(),
-        loaded_libraries=(),
-    )
 
 
 def from_child(

@@ -1,8 +1,11 @@
 """Diagnose a machine from pasted text: the same rules as a live check, ranked for a maintainer.
 
 Facts come only from what the text states; everything else is unknown (never guessed), so
-rules that need it are "undecided" and turn into "ask the reporter for ..." lines. Errors come
-first, and among them the ones that match the pasted error text first of all.
+rules that need it are "undecided" and turn into "ask the reporter for ..." lines, never for a
+format the paste already holds, and a message names an unstated fact "not in the paste".
+Error signatures are matched on the captured error lines and then on the whole text the
+environment parsers did not read (a warning in a log, an error quoted in a sentence); causes
+rank in that order, then the rules the stated environment fires.
 """
 
 from __future__ import annotations
@@ -12,36 +15,53 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from te_doctor.derived import add_majors
-from te_doctor.engine import Finding, MissingFact, Outcome, evaluate, evaluate_rule
-from te_doctor.fact_paths import FACT_TYPES
-from te_doctor.facts import Fact
-from te_doctor.flatten import FlatFacts
-from te_doctor.rules import Rule
+from te_doctor.engine.derived import add_majors
+from te_doctor.engine.evaluate import Finding, MissingFact, Outcome, evaluate, evaluate_rule
+from te_doctor.engine.fact_paths import FACT_TYPES
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.rule_model import Rule
+from te_doctor.snapshot.facts import Fact
 
 SOURCE = "triage"
+#: What a message says in place of a fact the paste does not state.
+NOT_PASTED = "not in the paste"
 #: Smoke facts other than the error text: a pasted report never ran te-doctor's smoke test.
 _NO_SMOKE = tuple(
     path for path in FACT_TYPES if path.startswith("smoke.") and not path.startswith("smoke.error")
 )
+_SMI = "the output of `nvidia-smi`"
+_COLLECT_ENV = "the output of `python -m torch.utils.collect_env`"
+_PROBE = "the output of `te-doctor probe --format json --redact`"
+_PLAN = "the output of `te-doctor plan --format markdown`"
+#: A paste rarely shows the loader path: no forward-compatibility libcuda is assumed, so the
+#: driver-too-old errors still fire on the driver and CUDA versions it does state.
+_NO_FORWARD_COMPAT = ("driver.forward_compat_cuda_version", "driver.forward_compat_cuda_major")
 #: Fact prefix -> what to ask the reporter for, to settle rules that need those facts.
 ASK_FOR: tuple[tuple[str, str], ...] = (
     ("smoke.error", "the full error message and traceback"),
-    ("driver.", "the output of `nvidia-smi`"),
-    ("gpus.", "the output of `nvidia-smi`"),
-    ("gpu.", "the output of `nvidia-smi`"),
-    ("torch.", "the output of `python -m torch.utils.collect_env`"),
-    ("host.", "the output of `python -m torch.utils.collect_env`"),
+    ("driver.", _SMI),
+    ("gpus.", _SMI),
+    ("gpu.", _SMI),
+    ("torch.", _COLLECT_ENV),
+    ("host.", _COLLECT_ENV),
     ("cuda.toolkit", "the output of `nvcc --version`"),
     ("packages.", "the output of `pip list`"),
-    ("te.", "the output of `te-doctor probe --format json --redact`"),
-    ("cuda.", "the output of `te-doctor probe --format json --redact`"),
-    ("cudnn.", "the output of `te-doctor probe --format json --redact`"),
-    ("build.", "the output of `te-doctor plan --format markdown`"),
+    ("te.", _PROBE),
+    ("cuda.", _PROBE),
+    ("cudnn.", _PROBE),
+    ("build.", _PLAN),
     ("env.", "the relevant environment variables (`env | grep -E 'CUDA|NVTE|NCCL'`)"),
     ("smoke.", "the output of `te-doctor check --format markdown`"),
-    ("plan.", "the output of `te-doctor plan --format markdown`"),
+    ("plan.", _PLAN),
 )
+#: Request -> the report formats (parsers' names) that already are that output.
+_ALREADY_PASTED: Mapping[str, frozenset[str]] = {
+    _SMI: frozenset({"nvidia-smi"}),
+    _COLLECT_ENV: frozenset({"collect_env"}),
+    "the output of `nvcc --version`": frozenset({"nvcc"}),
+    "the output of `pip list`": frozenset({"pip-list", "pip-freeze", "conda-list"}),
+    _PROBE: frozenset({"te-doctor-json", "te-doctor-text"}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +94,10 @@ def pasted_facts(
     values.update(
         {path: Fact.absent("a pasted report has no smoke test", SOURCE) for path in _NO_SMOKE}
     )
+    for path in _NO_FORWARD_COMPAT:
+        values.setdefault(
+            path, Fact.absent("not in the pasted text: read as no cuda-compat", SOURCE)
+        )
     add_majors(values)  # derived, as flatten() derives them for a live machine
     if error_text:
         values["smoke.error_text"] = Fact.of(error_text, f"{SOURCE}: pasted error")
@@ -89,14 +113,30 @@ def pasted_facts(
     return FlatFacts(values, gpus, environment_complete=False)
 
 
-def diagnose(facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = ()) -> Diagnosis:
-    """Evaluate every rule and rank the findings for a bug report."""
-    findings = _not_stated_is_not_evidence(evaluate(facts, rules), facts, rules)
-    reads_error = {r.id for r in rules if any(p.startswith("smoke.error") for p in r.facts_used())}
-    fired = [f for f in findings if f.outcome is Outcome.FIRED]
-    causes = sorted(
-        fired, key=lambda f: (f.rule_id not in reads_error, -f.severity.rank, f.rule_id)
+def diagnose(
+    facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = (), prose: str = ""
+) -> Diagnosis:
+    """Evaluate every rule and rank the findings for a bug report.
+
+    ``prose`` is the pasted text the environment parsers did not read; error signatures that do
+    not match the captured error lines are tried on it too.
+    """
+    findings = _named_gpu_counts(
+        _not_stated_is_not_evidence(evaluate(facts, rules, unknown_text=NOT_PASTED), facts, rules),
+        facts,
+        rules,
     )
+    signatures = [r for r in rules if any(p.startswith("smoke.error") for p in r.facts_used())]
+    in_prose = _fired_on_prose(facts, signatures, prose, findings)
+    findings = tuple(in_prose.get(f.rule_id, f) for f in findings)
+    reads_error = {r.id for r in signatures}
+    fired = [f for f in findings if f.outcome is Outcome.FIRED]
+
+    def rank(finding: Finding) -> tuple[int, int, str]:
+        tier = 1 if finding.rule_id in in_prose else 0 if finding.rule_id in reads_error else 2
+        return tier, -finding.severity.rank, finding.rule_id
+
+    causes = sorted(fired, key=rank)
     undecided = tuple(f for f in findings if f.outcome is Outcome.UNDECIDED)
     return Diagnosis(
         formats=tuple(formats),
@@ -107,8 +147,52 @@ def diagnose(facts: FlatFacts, rules: Sequence[Rule], formats: Sequence[str] = (
         },
         causes=tuple(causes),
         undecided=undecided,
-        ask_for=_requests(undecided),
+        ask_for=_requests(undecided, formats),
     )
+
+
+def _fired_on_prose(
+    facts: FlatFacts, signatures: Sequence[Rule], prose: str, findings: Sequence[Finding]
+) -> dict[str, Finding]:
+    """Signatures that did not fire on the error lines but do on the rest of the text."""
+    if not prose.strip():
+        return {}
+    done = {f.rule_id for f in findings if f.outcome is Outcome.FIRED}
+    rest = [rule for rule in signatures if rule.id not in done]
+    values = {**facts.values, "smoke.error_text": Fact.of(prose, f"{SOURCE}: pasted text")}
+    with_prose = FlatFacts(values, facts.gpus, facts.environment_complete)
+    found = _not_stated_is_not_evidence(
+        evaluate(with_prose, rest, unknown_text=NOT_PASTED), with_prose, rest
+    )
+    return {f.rule_id: f for f in found if f.outcome is Outcome.FIRED}
+
+
+def _named_gpu_counts(
+    findings: Sequence[Finding], facts: FlatFacts, rules: Sequence[Rule]
+) -> tuple[Finding, ...]:
+    """A paste that names a GPU but not how many states there is at least one: a rule left
+    undecided only by ``gpus.count`` fires when it fires for one GPU and for several alike."""
+    if not facts.gpus or not _unstated(facts, "gpus.count"):
+        return tuple(findings)
+    by_id = {rule.id: rule for rule in rules}
+    result = []
+    for finding in findings:
+        rule = by_id.get(finding.rule_id)
+        if (
+            rule is not None
+            and finding.outcome is Outcome.UNDECIDED
+            and {m.path for m in finding.missing} == {"gpus.count"}
+            and all(_fires_with_count(facts, rule, n) for n in (1, 2, 8))
+        ):
+            finding = replace(finding, outcome=Outcome.FIRED, missing=())
+        result.append(finding)
+    return tuple(result)
+
+
+def _fires_with_count(facts: FlatFacts, rule: Rule, count: int) -> bool:
+    values = {**facts.values, "gpus.count": Fact.of(count, f"{SOURCE}: a GPU is named")}
+    probe = FlatFacts(values, facts.gpus, facts.environment_complete)
+    return evaluate_rule(probe, rule).outcome is Outcome.FIRED
 
 
 def _not_stated_is_not_evidence(
@@ -156,11 +240,13 @@ def _unstated(facts: FlatFacts, path: str) -> bool:
     return fact is None or (not fact.known and not fact.source.startswith(SOURCE))
 
 
-def _requests(undecided: Sequence[Finding]) -> tuple[Request, ...]:
+def _requests(undecided: Sequence[Finding], formats: Sequence[str]) -> tuple[Request, ...]:
+    """What to ask for, most rules settled first; never a format the paste already holds."""
+    pasted = set(formats)
     counts: Counter[str] = Counter()
     for finding in undecided:
         wanted = {_ask(missing.path) for missing in finding.missing}
-        counts.update(w for w in wanted if w)
+        counts.update(w for w in wanted if w and not pasted & _ALREADY_PASTED.get(w, set()))
     return tuple(Request(what, n) for what, n in counts.most_common())
 
 

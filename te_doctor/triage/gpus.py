@@ -4,7 +4,8 @@ The table follows NVIDIA's "CUDA GPUs - Compute Capability" page
 (https://developer.nvidia.com/cuda-gpus). It covers the datacenter and GeForce/RTX/workstation
 parts that show up in Transformer Engine bug reports; a name it does not know gets no compute
 capability rather than a guess. Patterns are tried in order, most specific first, and match
-whole words (``A10`` never matches ``A100``).
+whole words (``A10`` never matches ``A100``); GeForce model numbers match with or without the space
+people often drop (``RTX4090``).
 
 ``nvidia-smi`` cuts long names to its column width and ends them with ``...``. A cut name is
 only matched when the matched model number is followed by a visible character: ``NVIDIA
@@ -23,24 +24,24 @@ _TABLE: tuple[tuple[str, str], ...] = (
     (r"\bG?B300\b", "10.3"),
     (r"\bG?B[12]00\b", "10.0"),
     (r"\bRTX PRO [2-6][05]00\b", "12.0"),
-    (r"\bRTX 50[5-9]0\b", "12.0"),
+    (r"\bRTX ?50[5-9]0\b", "12.0"),
     # Hopper
     (r"\bG?H(?:100|200|800|20)\b", "9.0"),
     # Ada Lovelace
     (r"\bL(?:4|20|40S?|40G)\b", "8.9"),
     (r"\bRTX [2-6][05]00(?: SFF)? Ada\b", "8.9"),
-    (r"\bRTX 40[5-9]0\b", "8.9"),
+    (r"\bRTX ?40[5-9]0\b", "8.9"),
     # Ampere
     (r"\bA(?:100|800|30)\b", "8.0"),
     (r"\bA(?:10G?|40|16|2)\b", "8.6"),
     (r"\bRTX A[1-6][05]00\b", "8.6"),
-    (r"\bRTX 30[5-9]0\b", "8.6"),
+    (r"\bRTX ?30[5-9]0\b", "8.6"),
     # Turing
     (r"\bT4\b", "7.5"),
     (r"\bT(?:400|600|1000|1200)\b", "7.5"),
     (r"\b(?:Quadro RTX [3-8]000|TITAN RTX)\b", "7.5"),
-    (r"\bRTX 20[6-8]0\b", "7.5"),
-    (r"\bGTX 16[5-6]0\b", "7.5"),
+    (r"\bRTX ?20[6-8]0\b", "7.5"),
+    (r"\bGTX ?16[5-6]0\b", "7.5"),
     # Volta
     (r"\b(?:V100|TITAN V)\b", "7.0"),
     # Pascal

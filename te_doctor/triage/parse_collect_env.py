@@ -109,13 +109,17 @@ def parse(report: Report) -> Findings:
     if len({m.group(1) for m in matches} & _STRONG) < 2:
         return found
     found.recognised(FORMAT)
+    end_line = 0
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         segment = text[match.end() : min(end, match.end() + _MAX_VALUE)]
         if report.cut_at(match.end() + len(segment)):  # drop the line the paste may cut short
             newline = segment.rfind("\n")
             segment = segment[:newline] if newline >= 0 else ""
-        _read_key(match.group(1), segment, found, last=i + 1 == len(matches))
+        value, complete, length = _value(match.group(1), segment, last=i + 1 == len(matches))
+        end_line = report.line_at(match.end() + length)
+        _read_key(match.group(1), value, found, complete=complete)
+    found.own(report.line_at(matches[0].start()), end_line + 1)
     return found
 
 
@@ -123,23 +127,26 @@ def _word(char: str) -> bool:
     return char.isalnum() or char in "_-"
 
 
-def _value(key: str, segment: str, *, last: bool) -> tuple[str, bool]:
-    """The value after ``key``, and whether it visibly ended (a blank line or another key)."""
-    lines = segment.split("\n")
+def _value(key: str, segment: str, *, last: bool) -> tuple[str, bool, int]:
+    """The value after ``key``, whether it visibly ended (a blank line or another key), and
+    how many characters of ``segment`` it spans."""
+    lines = segment.split("\n", 201)
     if key not in _MULTILINE:
-        return lines[0].strip(), True
+        return lines[0].strip(), True, len(lines[0])
     body = [lines[0].strip()] if lines[0].strip() else []
+    length = len(lines[0])
     for line in lines[1:201]:
         if not line.strip():
             if body:
-                return "\n".join(body), True
+                return "\n".join(body), True, length
+            length += len(line) + 1
             continue
         body.append(line.strip())
-    return "\n".join(body), not last
+        length += len(line) + 1
+    return "\n".join(body), not last, length
 
 
-def _read_key(key: str, segment: str, found: Findings, *, last: bool) -> None:
-    value, complete = _value(key, segment, last=last)
+def _read_key(key: str, value: str, found: Findings, *, complete: bool) -> None:
     if not value:
         return
     where = source(FORMAT, f"{key}: {value.splitlines()[0]}")
@@ -151,6 +158,14 @@ def _read_key(key: str, segment: str, found: Findings, *, last: bool) -> None:
             found.add(path, version, where)
     elif key == "Is debug build" and token in ("True", "False"):
         found.add("torch.debug", token == "True", where)
+    elif key == "CMake version" and value.startswith("version "):
+        cmake = version_or_none(value.split()[1], 2) if len(value.split()) > 1 else None
+        if cmake is not None:
+            found.add("build.cmake_version", cmake, where)
+    elif key == "GCC version":
+        _compiler(value, found, where=where)
+    elif key == "Python platform" and token.startswith(("Linux", "Windows", "macOS", "Darwin")):
+        found.add("host.wsl", "microsoft-standard" in value.lower(), where)
     elif key == "Libc version":
         glibc = _GLIBC.match(token)
         if glibc:
@@ -164,6 +179,16 @@ def _read_key(key: str, segment: str, found: Findings, *, last: bool) -> None:
         _gpus(value, found, complete=complete)
     elif key == "cuDNN version":
         _cudnn(value, found, complete=complete)
+
+
+def _compiler(value: str, found: Findings, *, where: str = "") -> None:
+    """``(Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0``, ``(GCC) 13.3.1 20240913 (Red Hat ...)``: the
+    first version after the distribution's parenthesis (which holds a package version)."""
+    words = value.partition(")")[2].split() if ")" in value[:60] else value.split()
+    version = next((v for w in words[:6] if (v := version_or_none(w, 2))), None)
+    if version is not None:
+        found.add("build.cxx", "gcc", where)
+        found.add("build.cxx_version", version, where)
 
 
 def _gpus(value: str, found: Findings, *, complete: bool) -> None:
@@ -223,3 +248,5 @@ def _bracket_packages(report: Report, found: Findings) -> None:
                 continue
             found.recognised(FORMAT)
             found.add(path, version, source(FORMAT, f"[{kind}] {match.group(1)} {version}"))
+            line = report.line_at(match.start())
+            found.own(line, line + 1)

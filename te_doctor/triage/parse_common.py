@@ -8,7 +8,9 @@ repetition inside a repetition) so scanning stays linear in the size of that tex
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -51,6 +53,7 @@ class Report:
     lines: tuple[str, ...]
     last_line_complete: bool = True
     cut_from: int = 1 << 62
+    starts: tuple[int, ...] = ()  # where each line starts in ``text``
 
     def line_is_complete(self, number: int) -> bool:
         """False only for a last line that may have been cut short."""
@@ -63,6 +66,12 @@ class Report:
     def cut_at(self, end: int) -> bool:
         """True when a value ending at offset ``end`` may be a cut-short last word."""
         return end > self.cut_from
+
+    def line_at(self, offset: int) -> int:
+        """The number of the line that holds character ``offset`` of ``text``."""
+        if not self.starts:  # a Report built by hand, not by prepare()
+            return self.text.count("\n", 0, offset)
+        return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +97,13 @@ class Findings:
         if len(self.observations) < MAX_OBSERVATIONS:
             self.observations.append(Observation(path, value, source))
 
+    def own(self, start: int, end: int) -> None:
+        """Mark lines ``start`` to ``end - 1`` as read by this parser (an environment listing)."""
+        if self.owned_lines and self.owned_lines[-1][1] == start:
+            self.owned_lines[-1] = (self.owned_lines[-1][0], end)
+        else:
+            self.owned_lines.append((start, end))
+
     def recognised(self, fmt: str) -> None:
         """Note that a report of kind ``fmt`` was found."""
         if fmt not in self.formats:
@@ -112,11 +128,12 @@ def prepare(raw: str) -> Report:
         fence = ("```" in line or "~~~" in line) and bool(_FENCE.match(line))
         lines.append("" if fence else line.rstrip())
     joined = "\n".join(lines)
+    starts = tuple(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     if complete or fence:
-        return Report(joined, tuple(lines))
+        return Report(joined, tuple(lines), starts=starts)
     stripped = joined.rstrip()
     last_word = max(stripped.rfind(" "), stripped.rfind("\t"), stripped.rfind("\n")) + 1
-    return Report(joined, tuple(lines), last_line_complete=False, cut_from=last_word)
+    return Report(joined, tuple(lines), last_line_complete=False, cut_from=last_word, starts=starts)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,4 +1,5 @@
-"""``nvidia-smi`` tables (every layout since driver 470), ``nvidia-smi -L``, ``nvcc --version``.
+"""``nvidia-smi`` tables (every layout since driver 470), ``nvidia-smi -q``, ``nvidia-smi -L``,
+``nvcc --version``, and nvidia-smi's ``Driver Version: X  CUDA Version: Y`` pair quoted alone.
 
 The table header gives the driver version and the highest CUDA the driver supports (``N/A``
 inside some containers: then no fact). GPU rows are recognised by their cells, not by column
@@ -33,6 +34,17 @@ _NVCC = re.compile(
     r"Cuda compilation tools, release \d{1,3}\.\d{1,3}, V(\d{1,3}(?:\.\d{1,6}){1,3})"
 )
 _MAX_ROW = 1_000
+#: ``nvidia-smi -q``: ``Driver Version                            : 560.35.05``.
+_QUERY_FIELD = re.compile(
+    r"[ \t]{0,8}(Driver Version|CUDA Version|Attached GPUs|Product Name)[ \t]{1,60}:"
+    r"[ \t]{0,8}(\S.{0,120}?)[ \t]*"
+)
+#: The header's two fields quoted in a sentence: "nvidia-smi: Driver Version: 535.247.01, CUDA
+#: Version: 12.2".
+_HEADER_PAIR = re.compile(
+    r"Driver Version:[ \t]{0,4}(\d{2,4}\.\d{1,4}(?:\.\d{1,4})?)[ \t,;|]{1,20}"
+    r"CUDA Version:[ \t]{0,4}(\d{1,2}\.\d{1,2})\b"
+)
 
 
 @dataclass
@@ -51,6 +63,12 @@ def parse(report: Report) -> Findings:
     text = report.text
     if "NVIDIA-SMI" in text or "Disp.A" in text or "Persistence-M" in text:
         _tables(report, found)
+        if SMI in found.formats:
+            _own_table_lines(report, found)
+    if "NVSMI LOG" in text or "Attached GPUs" in text:
+        _query(report, found)
+    elif "Driver Version:" in text and SMI not in found.formats:
+        _header_pair(report, found)
     if "(UUID: GPU-" in text:
         _gpu_list(report, found)
     if "Cuda compilation tools" in text:
@@ -59,7 +77,78 @@ def parse(report: Report) -> Findings:
             if version is not None and not report.cut_at(match.end()):
                 found.recognised(NVCC)
                 found.add("cuda.toolkit_version", version, source(NVCC, match.group(0)))
+                line = report.line_at(match.start())
+                found.own(line, line + 1)
     return found
+
+
+def _query(report: Report, found: Findings) -> None:
+    """``nvidia-smi -q``: the driver, its CUDA, the GPU count and each GPU's product name.
+
+    The count is ``Attached GPUs`` (a paste cut after the first GPU still states it); without
+    that line the product names give the first GPU only.
+    """
+    fields: dict[str, str] = {}
+    names: list[str] = []
+    for number, line in enumerate(report.complete_lines()):
+        if len(line) > _MAX_ROW or ":" not in line:
+            continue
+        match = _QUERY_FIELD.fullmatch(line)
+        if match is None:
+            continue
+        key, value = match.groups()
+        if key == "Product Name":
+            names.append(value)
+        else:
+            fields.setdefault(key, value)
+        found.own(number, number + 1)
+    if not fields and not names:
+        return
+    found.recognised(SMI)
+    where = source(SMI + " -q", "; ".join(f"{k}: {v}" for k, v in fields.items()))
+    driver = version_or_none(fields.get("Driver Version", ""), 2)
+    cuda = version_or_none(fields.get("CUDA Version", ""), 2)
+    if driver is not None:
+        found.add("driver.version", driver, where)
+    if cuda is not None:
+        found.add("driver.cuda_version", cuda, where)
+    count = fields.get("Attached GPUs", "")
+    if count.isdigit() and 0 < int(count) < 1000:
+        found.add("gpus.count", int(count), where)
+        if len(names) == int(count):
+            found.add("gpus.distinct_names", len(set(names)), where)
+    if names:
+        name_where = source(SMI + " -q", f"Product Name: {names[0]}")
+        found.add("gpu.name", names[0], name_where)
+        cc = compute_capability(names[0])
+        if cc is not None:
+            found.add("gpu.compute_capability", cc, name_where)
+
+
+def _header_pair(report: Report, found: Findings) -> None:
+    """nvidia-smi's ``Driver Version: 535.247.01  CUDA Version: 12.2`` outside a table."""
+    for match in _HEADER_PAIR.finditer(report.text):
+        if report.cut_at(match.end()):
+            continue
+        driver, cuda = version_or_none(match.group(1), 2), version_or_none(match.group(2), 2)
+        if driver is None or cuda is None:
+            continue
+        found.recognised(SMI)
+        where = source(SMI, match.group(0))
+        found.add("driver.version", driver, where)
+        found.add("driver.cuda_version", cuda, where)
+
+
+def _own_table_lines(report: Report, found: Findings) -> None:
+    """Every line shaped like a row or border of an nvidia-smi table."""
+    for number, line in enumerate(report.lines):
+        stripped = line.strip()
+        if (
+            (stripped.startswith("|") and stripped.endswith("|"))
+            or stripped.startswith(("+-", "+="))
+            or "NVIDIA-SMI" in stripped
+        ):
+            found.own(number, number + 1)
 
 
 def _tables(report: Report, found: Findings) -> None:

@@ -61,13 +61,14 @@ def _tables(lines: tuple[str, ...], found: Findings) -> None:
     block: list[tuple[str, str, str, int]] = []  # (name, version, rest, gap) in one column
     column = -1
     header = False
-    for line in [*lines, ""]:
+    for number, line in enumerate([*lines, ""]):
         row = _ROW.fullmatch(line) if len(line) < 800 else None
         if row and (not block or row.start(3) == column):
             column = row.start(3)
             block.append((row.group(1), row.group(3), row.group(4) or "", len(row.group(2))))
             continue
-        _flush_table(block, header, found)
+        if _flush_table(block, header, found):
+            found.own(number - len(block), number)
         block, column = [], -1
         stripped = line.strip()
         head = _HEADER.fullmatch(stripped) if len(line) < 800 else None
@@ -77,16 +78,16 @@ def _tables(lines: tuple[str, ...], found: Findings) -> None:
             block.append((row.group(1), row.group(3), row.group(4) or "", len(row.group(2))))
 
 
-def _flush_table(rows: list[tuple[str, str, str, int]], header: bool, found: Findings) -> None:
+def _flush_table(rows: list[tuple[str, str, str, int]], header: bool, found: Findings) -> bool:
     """Record one table's rows if it really looks like ``pip list`` / ``conda list`` output."""
     if not header and (len(rows) < _MIN_ROWS or max(gap for *_, gap in rows) < 2):
-        return
+        return False
     names = [name.lower() for name, *_ in rows]
     if len(set(names)) < len(names):
-        return  # pip and conda never list a name twice: this is some other table (ls -l, ...)
+        return False  # pip and conda never list a name twice: some other table (ls -l, ...)
     good = [(n, v, rest) for n, raw, rest, _ in rows if (v := version_or_none(raw)) is not None]
     if not good or len(good) * 2 < len(rows):
-        return  # mostly not versions: some other aligned table
+        return False  # mostly not versions: some other aligned table
     conda = sum(bool(_CONDA_BUILD.fullmatch(rest.split()[0])) for _, _, rest in good if rest)
     fmt = CONDA_LIST if conda * 2 > len(good) else PIP_LIST
     for name, version, _rest in good:
@@ -94,19 +95,23 @@ def _flush_table(rows: list[tuple[str, str, str, int]], header: bool, found: Fin
         if path is not None:
             found.recognised(fmt)
             found.add(path, version, source(fmt, f"{name} {version}"))
+    return True
 
 
 def _freeze(lines: tuple[str, ...], found: Findings) -> None:
     block: list[tuple[str, str]] = []
-    for line in [*lines, ""]:
+    start = 0
+    for number, line in enumerate([*lines, ""]):
         if len(line) < 800:
             pin = _FREEZE.fullmatch(line)
             if pin:
+                start = start if block else number
                 block.append((pin.group(1), pin.group(2)))
                 continue
             if block and _FREEZE_OTHER.match(line):
                 continue
         if len(block) >= _MIN_ROWS:
+            found.own(start, number)
             for name, raw in block:
                 path, version = package_path(name), version_or_none(raw)
                 if path is not None and version is not None:
@@ -124,5 +129,6 @@ def _show(lines: tuple[str, ...], found: Findings) -> None:
         version = version_or_none(shown.group(1)) if shown else None
         path = package_path(name.group(1))
         if version is not None and path is not None:
+            found.own(i, i + 2)
             found.recognised(PIP_SHOW)
             found.add(path, version, source(PIP_SHOW, f"Name: {name.group(1)} Version: {version}"))

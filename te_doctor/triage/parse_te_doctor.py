@@ -1,6 +1,6 @@
 """te-doctor's own ``probe`` output: the JSON snapshot, or its text rendering.
 
-A JSON snapshot is read with :func:`te_doctor.snapshot_file.loads` and flattened exactly as
+A JSON snapshot is read with :func:`te_doctor.snapshot.file.loads` and flattened exactly as
 ``te-doctor check`` would, keeping every known fact. The text rendering
 (:mod:`te_doctor.render.text`) prints one ``label  value  [source]`` line per fact; the labels
 are rebuilt from the same tables the renderer uses, so they cannot drift apart. Lines whose
@@ -14,13 +14,13 @@ import json
 import re
 from collections.abc import Mapping
 
-from te_doctor.codec import field_types
+from te_doctor.engine.fact_paths import FACT_TYPES, FactType
+from te_doctor.engine.flatten import flatten
 from te_doctor.errors import SnapshotError
-from te_doctor.fact_paths import FACT_TYPES, FactType
-from te_doctor.flatten import flatten
-from te_doctor.render.text import LABELS, TITLES
-from te_doctor.snapshot import Snapshot
-from te_doctor.snapshot_file import loads
+from te_doctor.snapshot.codec import field_types
+from te_doctor.snapshot.file import loads
+from te_doctor.snapshot.labels import LABELS, TITLES
+from te_doctor.snapshot.model import Snapshot
 from te_doctor.triage.parse_common import Findings, Report, package_path, source, version_or_none
 
 JSON_FORMAT = "te-doctor-json"

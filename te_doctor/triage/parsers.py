@@ -1,7 +1,10 @@
-"""Read facts from a pasted bug report: collect_env, nvidia-smi, nvcc, pip, te-doctor, tracebacks.
+"""Read facts from a pasted bug report: collect_env, nvidia-smi, nvcc, pip, te-doctor, hand-typed
+environment lists, tracebacks.
 
-:func:`parse_report` runs every format's parser over the same cleaned-up text (see
-:func:`te_doctor.triage.parse_common.prepare`) and merges what they found. It never guesses:
+:func:`parse_report` runs every tool format's parser over the same cleaned-up text (see
+:func:`te_doctor.triage.parse_common.prepare`), then the hand-typed ``key: value`` parser over
+the lines no tool parser read, and merges what they found; the lines nobody read (errors, logs,
+sentences) are kept as ``unread_text`` for the error signatures. It never guesses:
 a fact is recorded only when the text states it, and when two places in the text state
 different values for the same fact (a report that compares two machines, two users'
 outputs in one thread) the fact is dropped and listed in ``conflicts`` instead. It never
@@ -15,16 +18,19 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from te_doctor.conditions import spec_of
-from te_doctor.fact_paths import PYTHON_TYPES, FactType
+from te_doctor.engine.condition_parser import spec_of
+from te_doctor.engine.derived import driver_cuda_version
+from te_doctor.engine.fact_paths import PYTHON_TYPES, FactType
 from te_doctor.triage import (
     parse_collect_env,
     parse_errors,
+    parse_freeform,
     parse_nvidia,
     parse_packages,
     parse_te_doctor,
 )
 from te_doctor.triage.parse_common import Findings, Observation, Report, prepare
+from te_doctor.triage.parse_freeform import local_cuda, local_rocm
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,8 @@ class Parsed:
     formats: tuple[str, ...]  # which report kinds were recognised
     #: fact path -> the different values the text states for it (those paths are not facts)
     conflicts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the text no environment parser read (errors, logs, sentences), head and tail if long
+    unread_text: str = ""
 
 
 #: Parsers in priority order: the first to state a value gives the fact its source.
@@ -68,6 +76,9 @@ def _parse(text: str) -> Parsed:
     report = prepare(text)
     results = [_safely(parser, report) for parser in _PARSERS]
     owned = [span for found in results for span in found.owned_lines]
+    typed = _safely(lambda r: parse_freeform.parse(r, owned), report)  # what no tool printed
+    results.append(typed)
+    owned += typed.owned_lines
     try:
         error_text, errors = parse_errors.parse(report, owned)
     except Exception:  # noqa: BLE001 - a parser bug yields no errors, not a crash
@@ -76,7 +87,26 @@ def _parse(text: str) -> Parsed:
     facts, sources, conflicts = _merge(obs for found in results for obs in found.observations)
     _derive(facts, sources, conflicts)
     formats = tuple(dict.fromkeys(fmt for found in results for fmt in found.formats))
-    return Parsed(facts, sources, error_text, formats, conflicts)
+    return Parsed(facts, sources, error_text, formats, conflicts, _unread(report, owned))
+
+
+#: How much unread text signatures are matched on: its first and last characters.
+UNREAD_HEAD = 60_000
+UNREAD_TAIL = 60_000
+
+
+def _unread(report: Report, owned: Iterable[tuple[int, int]]) -> str:
+    """The lines no environment parser read, without blank ones, head and tail if long."""
+    read = bytearray(len(report.lines))
+    for start, end in owned:
+        start, end = max(start, 0), min(end, len(report.lines))
+        read[start:end] = b"\x01" * max(end - start, 0)
+    text = "\n".join(
+        line for number, line in enumerate(report.lines) if not read[number] and line.strip()
+    )
+    if len(text) > UNREAD_HEAD + UNREAD_TAIL:
+        text = text[:UNREAD_HEAD] + "\n" + text[-UNREAD_TAIL:]
+    return text
 
 
 def _safely(parser: Callable[[Report], Findings], report: Report) -> Findings:
@@ -149,10 +179,40 @@ def _cc(text: str) -> tuple[str, ...]:
 def _derive(
     facts: dict[str, object], sources: dict[str, str], conflicts: Mapping[str, object]
 ) -> None:
-    """``te.version`` is the version of the ``transformer-engine`` distribution."""
-    te = facts.get("packages.transformer_engine")
-    if te is not None and "te.version" not in facts and "te.version" not in conflicts:
-        facts["te.version"] = te
-        sources["te.version"] = (
-            "packages.transformer_engine: " + sources["packages.transformer_engine"]
+    """Facts another fact states: ``te.version`` and ``torch.version`` are the versions of their
+    distributions, a ``+cu126``/``+rocm6.2`` local version names the CUDA/ROCm torch was built
+    for, and a driver's version the highest CUDA it supports."""
+    _copy(facts, sources, conflicts, "packages.transformer_engine", "te.version", str)
+    _copy(facts, sources, conflicts, "packages.torch", "torch.version", str)
+    torch = facts.get("torch.version")
+    if isinstance(torch, str):
+        _copy(facts, sources, conflicts, "torch.version", "torch.cuda_version", local_cuda)
+        _copy(facts, sources, conflicts, "torch.version", "torch.hip_version", local_rocm)
+    if sources.get("driver.version", "").startswith(_NO_DRIVER_CUDA):
+        # nvidia-smi and te-doctor print the driver's CUDA themselves: "N/A" or "UNKNOWN" there
+        # (no libcuda in a container, a wedged driver) is what they said, not a gap to fill
+        _copy(
+            facts, sources, conflicts, "driver.version", "driver.cuda_version", driver_cuda_version
         )
+
+
+#: Formats that state a driver's version but never its CUDA version.
+_NO_DRIVER_CUDA = (parse_collect_env.FORMAT, parse_freeform.FORMAT)
+
+
+def _copy(
+    facts: dict[str, object],
+    sources: dict[str, str],
+    conflicts: Mapping[str, object],
+    origin: str,
+    path: str,
+    derive: Callable[[str], str | None],
+) -> None:
+    """Set ``path`` to ``derive(facts[origin])`` unless the text states (or disputes) it."""
+    value = facts.get(origin)
+    if not isinstance(value, str) or path in facts or path in conflicts:
+        return
+    derived = derive(value)
+    if derived is not None:
+        facts[path] = derived
+        sources[path] = f"{origin}: {sources[origin]}"

@@ -1,0 +1,1 @@
+"""``te-doctor check``: the pipeline from snapshot to report, and the gate."""

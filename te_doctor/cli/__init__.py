@@ -1,0 +1,1 @@
+"""Command-line wiring: the command group and one module per command."""

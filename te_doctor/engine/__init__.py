@@ -1,0 +1,1 @@
+"""The rule engine: fact catalogue, flattening, conditions, rules, evaluation, recommender."""

@@ -1,0 +1,1 @@
+"""``te-doctor plan``: install planning before anyone runs pip."""
