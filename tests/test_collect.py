@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from te_doctor.engine.flatten import flatten
 from te_doctor.probes import PROBES, Probe, collect_snapshot
 from te_doctor.probes.context import ProbeContext
 from te_doctor.snapshot.codec import to_data
@@ -33,19 +34,42 @@ def test_a_crashing_probe_is_recorded_and_the_others_still_run(tmp_path: Path) -
     assert snapshot.host.os_name.known
 
 
+#: The flattened fact paths each snapshot section fills (``env.*`` and ``packages.*`` are
+#: families, asked for by name).
+SECTION_FACTS = {
+    "host": ("host.",),
+    "driver": ("driver.",),
+    "gpus": ("gpu.", "gpus."),
+    "cuda": ("cuda.",),
+    "cudnn": ("cudnn.",),
+    "packages": ("packages.",),
+    "torch": ("torch.",),
+    "transformer_engine": ("te.",),
+    "environment": ("env.",),
+    "build": ("build.",),
+}
+
+
 @pytest.mark.parametrize("crashing", [p.name for p in PROBES])
 def test_any_probe_that_raises_becomes_an_error_status(tmp_path: Path, crashing: str) -> None:
+    """Its status says so, its own facts carry the error, and every fact it would have filled
+    is unknown (never a value, never "absent") for the rules."""
     probes = tuple(Probe(p.name, p.sections, explode) if p.name == crashing else p for p in PROBES)
     snapshot = collect_snapshot(FakeMachine(tmp_path).context(), probes)
     for status in snapshot.probes:
         assert status.state == ("error" if status.name == crashing else "ok"), status
     (failed,) = (p for p in PROBES if p.name == crashing)
     data = to_data(snapshot)
+    message = f"probe {crashing} failed: RuntimeError: probe bug"
     for section in failed.sections:
-        reasons = _reasons(data[section])
-        assert all(
-            reason == f"probe {crashing} failed: RuntimeError: probe bug" for reason in reasons
-        )
+        assert set(_reasons(data[section])) <= {message}
+    facts = flatten(snapshot)
+    prefixes = tuple(p for section in failed.sections for p in SECTION_FACTS[section])
+    paths = [path for path in facts.values if path.startswith(prefixes)]
+    paths += [p for p in ("packages.torch", "env.MAX_JOBS") if p.startswith(prefixes)]
+    assert paths
+    for path in paths:
+        assert facts.get(path).state is FactState.UNKNOWN, (path, facts.get(path))
 
 
 def _reasons(data: object) -> list[str]:

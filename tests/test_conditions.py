@@ -11,6 +11,7 @@ from te_doctor.engine.condition_parser import ConditionError, parse_leaf
 from te_doctor.engine.conditions import Condition, Truth, all_of, any_of, negate
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.snapshot.facts import Fact
+from te_doctor.triage.diagnose import pasted_facts
 
 T, F, U = Truth.TRUE, Truth.FALSE, Truth.UNKNOWN
 
@@ -177,3 +178,115 @@ def test_condition_parts_and_missing_facts() -> None:
 def test_parse_errors_say_what_is_wrong(leaf: str, message: str) -> None:
     with pytest.raises(ConditionError, match=message.replace("(", r"\(").replace("[", r"\[")):
         parse_leaf(leaf)
+
+
+# --------------------------------------------------------------------------- edges
+
+
+@pytest.mark.parametrize(
+    ("leaf", "text", "expected"),
+    [
+        ("smoke.error_text matches /^undefined/m", "ImportError\nundefined symbol", T),
+        ("smoke.error_text matches /^undefined/", "ImportError\nundefined symbol", F),
+        ("smoke.error_text matches /Undefined/", "undefined symbol", F),
+        ("smoke.error_text matches /Undefined/i", "undefined symbol", T),
+        ("smoke.error_text matches /^undefined/im", "ImportError\nUndefined symbol", T),
+    ],
+)
+def test_regex_flags_i_and_m_each_do_their_own_thing(leaf: str, text: str, expected: Truth) -> None:
+    assert truth(leaf, {"smoke.error_text": text}) is expected
+
+
+@pytest.mark.parametrize(
+    ("leaf", "message"),
+    [
+        ("smoke.error_text matches /(/i", "bad regular expression /(/: "),
+        ("gpus.count == many", "'many' is not an integer"),
+        ("host.wsl > true", "operator '>' does not fit bool fact 'host.wsl' (use: "),
+        ("zzqx.qqqq == 1", "unknown fact 'zzqx.qqqq'"),
+        ("gpus.any.name.extra is present", "unknown fact 'gpu.name.extra'"),
+    ],
+)
+def test_parse_error_messages_name_the_culprit(leaf: str, message: str) -> None:
+    with pytest.raises(ConditionError) as raised:
+        parse_leaf(leaf)
+    assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_a_wrong_operator_lists_the_ones_that_fit() -> None:
+    with pytest.raises(ConditionError) as raised:
+        parse_leaf("host.wsl > true")
+    allowed = str(raised.value).split("(use: ")[1].rstrip(")")
+    assert allowed.split(", ") == ["!=", "==", "is missing", "is present", "is unknown"]
+
+
+def test_an_unknown_fact_suggests_only_a_real_path() -> None:
+    with pytest.raises(ConditionError) as raised:
+        parse_leaf("pakages.t is present")
+    assert "*" not in str(raised.value)
+    with pytest.raises(ConditionError) as nothing_close:
+        parse_leaf("zzqx.qqqq == 1")
+    assert str(nothing_close.value) == "unknown fact 'zzqx.qqqq'"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "te.version is present",
+        "driver.cuda_version < torch.cuda_version",
+        "gpus.all.compute_capability >= 8.9",
+        "gpus.any.name is missing",
+    ],
+)
+def test_a_leaf_keeps_its_text_and_a_presence_test_reads_one_fact(text: str) -> None:
+    leaf = parse_leaf(text)
+    assert leaf.text == text
+    expected = ["torch.cuda_version"] if "<" in text else []
+    assert [ref for ref in (leaf.ref,) if ref] == expected
+
+
+def test_an_empty_quoted_string_is_the_empty_string() -> None:
+    assert truth('host.container == ""', {"host.container": ""}) is T
+    assert truth('host.container != ""', {"host.container": "docker"}) is T
+
+
+def test_a_list_of_strings_is_taken_verbatim() -> None:
+    leaf = 'gpu.name in ["NVIDIA RTX A6000 \\"Ada\\"", "Tesla T4 Ünïcode"]'
+    assert truth(leaf, {"gpu.name": 'NVIDIA RTX A6000 "Ada"'}) is T
+    assert truth(leaf, {"gpu.name": "Tesla T4 Ünïcode"}) is T
+
+
+def test_a_reference_to_a_fact_in_upper_case_is_a_reference() -> None:
+    leaf = "env.CUDA_HOME == env.CUDA_PATH"
+    assert parse_leaf(leaf).ref == "env.CUDA_PATH"
+    same = {"env.CUDA_HOME": "/usr/local/cuda", "env.CUDA_PATH": "/usr/local/cuda"}
+    assert truth(leaf, same) is T
+
+
+def test_a_bare_major_compute_capability_is_major_dot_zero() -> None:
+    assert truth("gpu.compute_capability == 9.0", {"gpu.compute_capability": "9"}) is T
+
+
+def test_quantified_presence_and_reference_leaves_look_at_every_gpu() -> None:
+    gpus = [
+        {"gpu.compute_capability": "9.0", "gpu.name": "<absent>"},
+        {"gpu.compute_capability": "10.0", "gpu.name": "NVIDIA B200"},
+    ]
+    machine = {"gpus.count": 2, "gpu.compute_capability": "9.0", "gpu.name": "<absent>"}
+    assert truth("gpus.any.name is present", machine, gpus) is T
+    assert truth("gpus.all.name is present", machine, gpus) is F
+    newer = "gpus.any.compute_capability > gpu.compute_capability"
+    assert truth(newer, machine, gpus) is T
+    assert truth("gpus.all.compute_capability > gpu.compute_capability", machine, gpus) is F
+
+
+def test_an_unknown_gpu_count_is_the_missing_fact_of_a_quantified_leaf() -> None:
+    leaf = parse_leaf("gpus.any.compute_capability >= 8.9")
+    assert leaf.evaluate(facts({"gpus.count": "<unknown>"})) == (U, ("gpus.count",))
+
+
+def test_a_gpu_fact_a_paste_did_not_state_is_unknown_for_each_gpu() -> None:
+    """A pasted report's one GPU holds only the gpu.* facts it stated; the rest are unknown."""
+    pasted = pasted_facts({"gpu.name": "NVIDIA H100", "gpus.count": 1}, {}, "")
+    leaf = parse_leaf("gpus.any.compute_capability >= 8.9")
+    assert leaf.evaluate(pasted) == (U, ("gpu.compute_capability",))

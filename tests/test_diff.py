@@ -9,8 +9,10 @@ from pathlib import Path
 
 from te_doctor.check.pipeline import load_rule_set
 from te_doctor.engine.flatten import FlatFacts, flatten
+from te_doctor.engine.rule_model import Severity
 from te_doctor.snapshot.file import load
 from te_doctor.triage.diff import compare
+from tests.hand_made import flat, rule
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RULES, _ = load_rule_set()
@@ -35,13 +37,23 @@ def test_the_older_driver_explains_the_minor_version_warning() -> None:
 
 
 def test_errors_rank_first_among_explanations() -> None:
-    comparison = compare(facts("h100-cuda12-te-ok"), facts("two-te-variants"), RULES)
-    top = comparison.likely_causes[0][0]
-    assert top in {
-        "te.core_cuda_major",
-        "packages.transformer_engine_cu13",
-        "packages.transformer_engine_cu12",
-    }
+    """A difference behind one error outranks one behind two info findings; ties by path."""
+    rules = [
+        rule("TED981", "host.wsl == true", severity=Severity.INFO),
+        rule("TED982", "host.wsl == true", severity=Severity.INFO),
+        rule("TED983", "te.version < 2.0", severity=Severity.ERROR),
+        rule("TED984", "torch.version < 2.0", severity=Severity.ERROR),
+    ]
+    left = flat({"host.wsl": False, "te.version": "2.5.0", "torch.version": "2.4.0"})
+    right = flat({"host.wsl": True, "te.version": "1.9.0", "torch.version": "1.13.0"})
+    comparison = compare(left, right, rules)
+    assert comparison.likely_causes == (("te.version", 1), ("torch.version", 1), ("host.wsl", 2))
+    real = compare(facts("h100-cuda12-te-ok"), facts("two-te-variants"), RULES)
+    assert real.likely_causes[:3] == (  # each explains two errors on the two-variant machine
+        ("packages.transformer_engine_cu12", 2),
+        ("packages.transformer_engine_cu13", 2),
+        ("te.core_cuda_major", 2),
+    )
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

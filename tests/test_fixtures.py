@@ -84,9 +84,10 @@ def test_fixture_files_and_machines_match_one_to_one() -> None:
 def test_regenerating_the_machine_reproduces_its_fixture(slug: str, tmp_path: Path) -> None:
     text = record(slug, tmp_path)
     assert str(tmp_path) not in text
-    if UPDATE:
-        fixture_path(slug).write_text(text, encoding="utf-8")
     old = committed(slug)
+    if UPDATE and text != old:
+        fixture_path(slug).write_text(text, encoding="utf-8")
+        pytest.skip(f"{slug}.json rewritten, not checked: review the diff (update mode)")
     if text != old:
         diff = difflib.unified_diff(
             old.splitlines(), text.splitlines(), "committed", "regenerated", lineterm="", n=2

@@ -176,3 +176,86 @@ def test_cudnn_under_cudnn_path_is_found_like_te_finds_it(machine: FakeMachine) 
     facts = probe_cudnn(machine.context())
     assert facts.version.value == "9.5.1"
     assert facts.copies[0].origin == "CUDNN_PATH"
+
+
+# --------------------------------------------------------------------------- toolkit sources
+
+
+@pytest.mark.parametrize(
+    ("env", "found_by"),
+    [
+        ({"CUDA_HOME": "/opt/cuda-12.6/"}, "CUDA_HOME"),
+        ({"CUDA_PATH": "/opt/cuda-12.6"}, "CUDA_PATH"),
+        ({"PATH": "/opt/cuda-12.6/bin:/usr/bin"}, "nvcc on PATH"),
+    ],
+)
+def test_how_a_toolkit_was_found_is_recorded(
+    machine: FakeMachine, env: dict[str, str], found_by: str
+) -> None:
+    add_toolkit(machine, "/opt/cuda-12.6", "12.6.2")
+    add_toolkit(machine, "/usr/local/cuda", "12.4.1")
+    machine.env.update(env)
+    facts = probe_cuda(machine.context())
+    assert [(t.path, t.found_by) for t in facts.toolkits] == [
+        ("/opt/cuda-12.6", found_by),
+        ("/usr/local/cuda", "default location"),
+    ]
+    assert facts.toolkit_path.value == "/opt/cuda-12.6"
+    assert facts.toolkit_path.source == f"cuda:{found_by}"
+    assert facts.toolkit_version.value == "12.6.2"
+    assert facts.toolkits[0].nvcc.value == "/opt/cuda-12.6/bin/nvcc"
+
+
+def test_no_toolkit_says_where_it_looked(machine: FakeMachine) -> None:
+    facts = probe_cuda(machine.context())
+    for fact in (facts.toolkit_version, facts.toolkit_path):
+        assert fact.reason == (
+            "no CUDA toolkit: CUDA_HOME/CUDA_PATH unset, no nvcc on PATH, no /usr/local/cuda*"
+        )
+    assert facts.runtime_version.reason.startswith("no CUDA runtime (libcudart) found in pip")
+
+
+@pytest.mark.parametrize(
+    ("files", "version", "source"),
+    [
+        ({"version.json": '{"cuda": {"version": "12.8.0"}}'}, "12.8.0", "version.json"),
+        ({"version.txt": "CUDA Version 11.8.89\n"}, "11.8.89", "version.txt"),
+        (
+            {"version.json": '{"cuda": {}}', "version.txt": "CUDA Version 11.8.89\n"},
+            "11.8.89",
+            "version.txt",
+        ),
+        (
+            {"dist-info/nvidia_cuda_nvcc-12.9.86.dist-info/METADATA": ""},
+            "12.9.86",
+            "dist-info/nvidia_cuda_nvcc-12.9.86.dist-info",
+        ),
+    ],
+)
+def test_toolkit_version_sources_in_order(
+    machine: FakeMachine, files: dict[str, str], version: str, source: str
+) -> None:
+    for name, text in files.items():
+        machine.write(f"/usr/local/cuda/{name}", text)
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.value == version
+    assert facts.toolkit_version.source == f"cuda:/usr/local/cuda/{source}"
+    nvcc = facts.toolkits[0].nvcc
+    assert nvcc.state is FactState.ABSENT
+    assert nvcc.reason == "/usr/local/cuda/bin/nvcc does not exist (runtime-only install)"
+
+
+def test_a_toolkit_with_no_version_anywhere_is_unknown(machine: FakeMachine) -> None:
+    machine.write("/usr/local/cuda/version.txt", "no version here\n")
+    facts = probe_cuda(machine.context())
+    assert facts.toolkit_version.state is FactState.UNKNOWN
+    assert facts.toolkit_version.reason == (
+        "no version.json, version.txt or nvcc in /usr/local/cuda"
+    )
+
+
+def test_cudnn_copies_are_left_to_the_cudnn_probe(machine: FakeMachine) -> None:
+    add_toolkit(machine, "/usr/local/cuda", "12.4.1")
+    machine.write("/usr/local/cuda/lib64/libcudnn.so.9")
+    names = {c.name for c in probe_cuda(machine.context()).libraries}
+    assert "cudart" in names and "cudnn" not in names

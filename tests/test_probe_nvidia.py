@@ -172,9 +172,16 @@ def test_nvml_raising_mid_way_is_unknown(machine: FakeMachine) -> None:
             raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
 
     machine.nvml = Broken()
-    machine.runner.replies["nvidia-smi"] = CommandResult(("nvidia-smi",), 124, "", "no answer")
     reading = nvml.read_nvml(machine.context().load_nvml, 1.0)
-    assert "GPU" in reading.error or "Lost" in reading.error
+    assert reading.error == "NVML: GPU is lost"
+    machine.executable("/usr/bin/nvidia-smi")
+    machine.runner.replies["nvidia-smi"] = CommandResult(("nvidia-smi",), 124, "", "no answer")
+    driver = probe_nvidia(machine.context()).driver
+    assert driver.nvml.state is FactState.UNKNOWN and driver.nvml.reason == "NVML: GPU is lost"
+    for fact in (driver.version, driver.cuda_version, driver.gpu_count, driver.visible_gpu_count):
+        assert fact.state is FactState.UNKNOWN, fact
+        assert fact.reason == "driver did not answer: nvidia-smi: did not answer (no answer)"
+    assert "NVML: GPU is lost" in driver.evidence
 
 
 @pytest.mark.parametrize(

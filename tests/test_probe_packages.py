@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from te_doctor.probes.transformer_engine import probe_transformer_engine
 from te_doctor.snapshot.facts import FactState
 from tests.elf_builder import elf_with_sections, fatbin
 from tests.fakes import SITE, FakeMachine
+from tests.machines import elf_shared_object
 
 TORCH_VERSION_PY = """from typing import Optional
 
@@ -162,29 +162,28 @@ def test_te_not_installed(machine: FakeMachine) -> None:
 
 
 def test_te_core_library_needs_are_resolved(machine: FakeMachine) -> None:
-    """A real ELF file (this interpreter's libpython or any system .so) stands in for TE's."""
-    donor = next(Path("/usr/lib/x86_64-linux-gnu").glob("libz.so.1*"), None)
-    if donor is None:
-        pytest.skip("no libz.so.1 on this machine to use as an ELF sample")
+    """Each DT_NEEDED library is found where the loader would find it, or is absent; the C
+    runtime every process has is left out."""
     machine.add_dist("transformer-engine", "2.20.2")
     machine.add_dist("transformer-engine-cu12", "2.20.2")
-    target = (
-        machine.root / SITE.lstrip("/") / "transformer_engine/wheel_lib/libtransformer_engine.so"
-    )
-    target.parent.mkdir(parents=True)
-    shutil.copy(donor, target)
+    core = f"{SITE}/transformer_engine/wheel_lib/libtransformer_engine.so"
+    needed = ("libcudart.so.12", "libcudnn.so.9", "libc.so.6", "libm.so.6")
+    machine.write(core, elf_shared_object("libtransformer_engine.so", needed))
+    machine.write("/opt/cuda-libs/libcudart.so.12", "")
+    machine.env["LD_LIBRARY_PATH"] = "/opt/cuda-libs"
     machine.write(f"{SITE}/transformer_engine_torch.cpython-312-x86_64-linux-gnu.so")
     facts = probe_transformer_engine(machine.context())
     assert facts.version.value == "2.20.2"
     assert facts.core_package.value == "transformer-engine-cu12"
     assert facts.core_cuda_major.value == 12
-    assert (
-        facts.core_library.value == f"{SITE}/transformer_engine/wheel_lib/libtransformer_engine.so"
-    )
+    assert facts.core_library.value == core
     assert facts.torch_extension.known
     assert facts.jax_extension.state is FactState.ABSENT
-    # libz needs only libc, which is filtered as part of every process.
-    assert all(lib.name != "libc.so.6" for lib in facts.needed_libraries)
+    resolved = {lib.name: lib.resolved for lib in facts.needed_libraries}
+    assert list(resolved) == ["libcudart.so.12", "libcudnn.so.9"]
+    assert resolved["libcudart.so.12"].value == "/opt/cuda-libs/libcudart.so.12"
+    assert resolved["libcudart.so.12"].source.endswith(":LD_LIBRARY_PATH")
+    assert resolved["libcudnn.so.9"].state is FactState.ABSENT
 
 
 def test_te_core_library_that_is_not_elf_is_unknown(machine: FakeMachine) -> None:

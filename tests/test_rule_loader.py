@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,8 +101,9 @@ def test_an_organisation_rule_loads_and_runs(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_malformed_rule_files_name_the_place(tmp_path: Path, change: object, message: str) -> None:
-    assert callable(change)
+def test_malformed_rule_files_name_the_place(
+    tmp_path: Path, change: Callable[[str], str], message: str
+) -> None:
     directory = write(tmp_path, change(GOOD))
     with pytest.raises(RuleFileError) as caught:
         load_rule_set([directory])

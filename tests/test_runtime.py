@@ -274,7 +274,17 @@ def test_cpu_bf16_autocasts_on_the_cpu() -> None:
     assert (a @ a).dtype == torch.float32
 
 
-def test_plain_paths_need_no_torch_to_autocast() -> None:
-    chosen = SelectedPath("cpu", "PyTorch on the CPU", "verified", "", (), "cpu")
-    with chosen.autocast():
+@pytest.mark.parametrize("path_id", ["cpu", "torch-fp32"])
+def test_plain_paths_need_no_torch_to_autocast(
+    monkeypatch: pytest.MonkeyPatch, path_id: str
+) -> None:
+    """With torch and TE unimportable, a plain path's ``autocast()`` is a no-op that imports
+    nothing, while a mixed-precision path's does reach for torch."""
+    for module in ("torch", "transformer_engine", "transformer_engine.pytorch"):
+        monkeypatch.setitem(sys.modules, module, None)
+    chosen = SelectedPath(path_id, "plain", "verified", "", (), "cpu")
+    with chosen.autocast():  # importing torch here would raise ImportError
+        assert sys.modules.get("torch") is None
+    amp = SelectedPath("torch-amp-bf16", "AMP", "verified", "", (), "cuda")
+    with pytest.raises(ImportError), amp.autocast():
         pass

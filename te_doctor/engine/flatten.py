@@ -19,6 +19,7 @@ from te_doctor.engine.flatten_stack import (
     driver_facts,
     host_facts,
     package_facts,
+    probe_failed,
     torch_and_te_facts,
 )
 from te_doctor.snapshot.codec import field_types
@@ -88,7 +89,9 @@ def flatten(snapshot: Snapshot, device: int | None = None) -> FlatFacts:
             values[path] = Fact(
                 state if state is not FactState.KNOWN else FactState.ABSENT,
                 None,
-                reason or "no visible GPU",
+                reason,
                 "nvidia",
             )
-    return FlatFacts(values, per_gpu)
+    return FlatFacts(
+        values, per_gpu, environment_complete=not probe_failed(snapshot, "environment")
+    )

@@ -12,6 +12,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from te_doctor.engine.derived import DERIVED
+from te_doctor.engine.flatten_stack import probe_failed
 from te_doctor.engine.forward_compat import forward_compat_cuda, gpu_supports_forward_compat
 from te_doctor.snapshot.facts import Fact
 from te_doctor.snapshot.model import UNUSABLE_ENTRY, GpuFacts, Snapshot
@@ -78,10 +79,11 @@ def driver_library_facts(snapshot: Snapshot, visible: Sequence[GpuFacts]) -> dic
     """The libcuda.so.1 a process gets, and the CUDA forward compatibility it provides."""
     driver = snapshot.driver
     supported = [gpu_supports_forward_compat(gpu.name) for gpu in visible]
+    compat = forward_compat_cuda(driver.libcuda_version, driver.version, supported)
+    if probe_failed(snapshot, "nvidia"):
+        compat = Fact.unknown(driver.version.reason, "nvidia")  # a crashed probe tells nothing
     return {
         "driver.libcuda_path": driver.libcuda_path,
         "driver.libcuda_version": driver.libcuda_version,
-        "driver.forward_compat_cuda_version": forward_compat_cuda(
-            driver.libcuda_version, driver.version, supported
-        ),
+        "driver.forward_compat_cuda_version": compat,
     }

@@ -46,11 +46,12 @@ def driver_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
     ):
         values[f"driver.{name}"] = getattr(driver, name)
     values["driver.torch_cuda_build"] = torch_cuda_build(driver.cuda_version)
-    values["driver.evidence"] = (
-        Fact.of("\n".join(driver.evidence), "nvidia")
-        if driver.evidence
-        else Fact.absent("the NVIDIA probe recorded no evidence", "nvidia")
-    )
+    if probe_failed(snapshot, "nvidia"):
+        values["driver.evidence"] = Fact.unknown(driver.version.reason, "nvidia")
+    elif driver.evidence:
+        values["driver.evidence"] = Fact.of("\n".join(driver.evidence), "nvidia")
+    else:
+        values["driver.evidence"] = Fact.absent("the NVIDIA probe recorded no evidence", "nvidia")
 
 
 def package_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None:
@@ -102,12 +103,15 @@ def torch_and_te_facts(values: dict[str, Fact[Any]], snapshot: Snapshot) -> None
         for lib in (*te.needed_libraries, *te.loaded_at_import)
         if lib.resolved.state is FactState.ABSENT
     )
-    values["te.missing_libraries"] = (
-        Fact.unknown("the transformer_engine probe failed", "transformer_engine")
-        if probe_failed(snapshot, "transformer_engine")
-        else Fact.of(missing, DERIVED)
-    )
+    if probe_failed(snapshot, "transformer_engine"):
+        failed: Fact[Any] = Fact.unknown(
+            "the transformer_engine probe failed", "transformer_engine"
+        )
+        values.update({"te.missing_libraries": failed, "te.core_library_count": failed})
+    else:
+        values["te.missing_libraries"] = Fact.of(missing, DERIVED)
 
 
 def probe_failed(snapshot: Snapshot, name: str) -> bool:
+    """True when the probe ``name`` crashed: what it would have filled is unknown, not absent."""
     return any(p.name == name and p.state == "error" for p in snapshot.probes)

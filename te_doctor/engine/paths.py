@@ -103,7 +103,9 @@ def path_names(paths: Sequence[ExecutionPath]) -> dict[str, tuple[str, ...]]:
     names: dict[str, tuple[str, ...]] = {p.id: (p.id,) for p in paths}
     for path in paths:
         for family in path.families:
-            names[family] = (*names.get(family, ()), path.id)
+            members = names.get(family, ())
+            if path.id not in members:  # the cpu path is also the cpu family
+                names[family] = (*members, path.id)
     return names
 
 

@@ -1,0 +1,112 @@
+"""The rule engine on hand-made facts: what a finding carries, and how its text is filled in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from te_doctor.engine.evaluate import (
+    Finding,
+    MissingFact,
+    Outcome,
+    evaluate,
+    evaluate_rule,
+    interpolate,
+)
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.rule_model import Rule, Severity
+from te_doctor.snapshot.facts import Fact
+from tests import hand_made
+
+SUMMARY = "TE {te.version} on {gpu.name}"
+FIX = "pip install transformer_engine=={te.version}"
+
+
+def facts(**values: Fact[Any]) -> FlatFacts:
+    return FlatFacts({path.replace("__", "."): fact for path, fact in values.items()}, ())
+
+
+def rule(when: str, *, rule_id: str = "TED990", severity: Severity = Severity.WARNING) -> Rule:
+    return hand_made.rule(
+        rule_id, when, severity=severity, summary=SUMMARY, fix=FIX, blocks=("te-fp8-current",)
+    )
+
+
+H100 = facts(
+    te__version=Fact.of("2.1.0", "t"),
+    gpu__name=Fact.of("NVIDIA H100", "t"),
+    gpu__compute_capability=Fact.unknown("nvidia-smi timed out", "nvidia"),
+)
+
+
+def test_a_fired_finding_carries_its_rule_and_fills_in_the_facts() -> None:
+    finding = evaluate_rule(H100, rule("te.version < 2.2"))
+    assert finding == Finding(
+        rule_id="TED990",
+        name="rule-ted990",
+        severity=Severity.WARNING,
+        category="config",
+        outcome=Outcome.FIRED,
+        message="TE 2.1.0 on NVIDIA H100",
+        fix="pip install transformer_engine==2.1.0",
+        blocks=("te-fp8-current",),
+        missing=(),
+    )
+
+
+def test_an_undecided_finding_names_each_unknown_fact_and_why() -> None:
+    finding = evaluate_rule(H100, rule("gpu.compute_capability >= 8.9"))
+    assert finding.outcome is Outcome.UNDECIDED
+    assert finding.missing == (MissingFact("gpu.compute_capability", "nvidia-smi timed out"),)
+    assert finding.message == "TE 2.1.0 on NVIDIA H100"  # an undecided rule is shown too
+
+
+def test_a_passed_finding_shows_no_text() -> None:
+    finding = evaluate_rule(H100, rule("te.version >= 2.2"))
+    assert finding.outcome is Outcome.PASSED
+    assert (finding.message, finding.fix, finding.missing) == ("", "", ())
+
+
+def test_findings_come_fired_then_undecided_then_passed_worst_first_then_by_id() -> None:
+    rules = [
+        rule("te.version >= 2.2", rule_id="TED901", severity=Severity.ERROR),
+        rule("gpu.compute_capability >= 8.9", rule_id="TED902", severity=Severity.ERROR),
+        rule("te.version < 2.2", rule_id="TED904", severity=Severity.INFO),
+        rule("te.version < 2.2", rule_id="TED905", severity=Severity.ERROR),
+        rule("te.version < 2.2", rule_id="TED903", severity=Severity.ERROR),
+    ]
+    order = [(f.rule_id, f.outcome) for f in evaluate(H100, rules)]
+    assert order == [
+        ("TED903", Outcome.FIRED),
+        ("TED905", Outcome.FIRED),
+        ("TED904", Outcome.FIRED),
+        ("TED902", Outcome.UNDECIDED),
+        ("TED901", Outcome.PASSED),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fact", "shown"),
+    [
+        (Fact.of("12.4", "t"), "12.4"),
+        (Fact.of(8, "t"), "8"),
+        (Fact.of(0, "t"), "0"),
+        (Fact.of(True, "t"), "yes"),
+        (Fact.of(False, "t"), "no"),
+        (Fact.of(("sm_80", "sm_90"), "t"), "sm_80, sm_90"),
+        (Fact.of(("sm_90",), "t"), "sm_90"),
+        (Fact.of((), "t"), "none"),
+        (Fact.unknown("nvidia-smi hung", "t"), "?"),
+        (Fact.absent("not installed", "t"), "?"),
+    ],
+)
+def test_interpolation_shows_each_kind_of_value(fact: Fact[Any], shown: str) -> None:
+    assert interpolate("[{cuda.runtime_version}]", facts(cuda__runtime_version=fact)) == (
+        f"[{shown}]"
+    )
+
+
+def test_interpolation_leaves_text_that_names_no_fact_alone() -> None:
+    text = "set {MAX_JOBS} or {} then {te.version}"
+    assert interpolate(text, H100) == "set {MAX_JOBS} or {} then 2.1.0"
