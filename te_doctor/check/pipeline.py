@@ -31,15 +31,17 @@ def run_check(
     rules_dirs: Sequence[Path] = (),
     device: int | None = None,
     python: str | None = None,
+    rule_set: tuple[tuple[Rule, ...], tuple[ExecutionPath, ...]] | None = None,
 ) -> Report:
     """Evaluate every rule on ``snapshot`` and judge the gate; an absent ``device`` is an error.
 
     ``python``: the interpreter ``--python`` named, carried into the report's commands.
+    ``rule_set``: ``load_rule_set(rules_dirs)`` when the caller already has it.
     """
     if device is not None and all(gpu.index != device for gpu in snapshot.gpus):
         there = ", ".join(str(gpu.index) for gpu in snapshot.gpus) or "none"
         raise TeDoctorError(f"--device {device}: no such GPU (GPU indices here: {there})")
-    rules, paths = load_rule_set(rules_dirs)
+    rules, paths = rule_set or load_rule_set(rules_dirs)
     facts = flatten(snapshot, device)
     return build_report(
         snapshot, facts, rules, paths, options, __version__, remedies=load_remedies(), python=python

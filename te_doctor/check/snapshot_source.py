@@ -7,10 +7,10 @@ smoke child starts first and the probes run while it imports torch.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from te_doctor.check.background import in_background
 from te_doctor.errors import InterpreterError, TeDoctorError
 from te_doctor.probes.target import Target
 from te_doctor.snapshot.absent import not_run
@@ -47,7 +47,13 @@ def take_snapshot(
         return collect_snapshot(context)
     smoke_result = _smoke_in_background(context.python.executable, smoke_timeout_s, progress)
     probed = collect_snapshot(context)  # while the smoke child imports torch
-    return dataclasses.replace(probed, smoke=smoke_result())
+    try:
+        smoke_facts = smoke_result()
+    except Exception as exc:  # noqa: BLE001 - a bug in the runner leaves the probes standing
+        smoke_facts = not_run(
+            f"the smoke test ended without a result ({type(exc).__name__}: {exc})"
+        )
+    return dataclasses.replace(probed, smoke=smoke_facts)
 
 
 def _with_cause(message: str, output: str) -> str:
@@ -71,23 +77,10 @@ def _with_cause(message: str, output: str) -> str:
 def _smoke_in_background(
     python: str, timeout_s: float, progress: Callable[[str], None] | None
 ) -> Callable[[], SmokeFacts]:
-    """Start the smoke test in a thread; the returned function waits for its result.
-
-    The thread is a daemon, so an interrupted check does not wait for it (its child, killed
-    at ``timeout_s`` in any case, is the runner's to end).
-    """
+    """Start the smoke test in a thread; the returned function waits for its result (its
+    child, killed at ``timeout_s`` in any case, is the runner's to end)."""
     from te_doctor.smoke.runner import run_smoke
 
-    box: list[SmokeFacts] = []
-    worker = threading.Thread(
-        target=lambda: box.append(run_smoke(python, timeout_s=timeout_s, progress=progress)),
-        name="te-doctor-smoke",
-        daemon=True,
+    return in_background(
+        lambda: run_smoke(python, timeout_s=timeout_s, progress=progress), "te-doctor-smoke"
     )
-    worker.start()
-
-    def result() -> SmokeFacts:
-        worker.join()
-        return box[0] if box else not_run("the smoke test ended without a result")
-
-    return result

@@ -8,6 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +25,10 @@ from te_doctor.cli.output import write
 from te_doctor.errors import ExitCode, TeDoctorError
 from te_doctor.probes.target import Target
 from te_doctor.render.style import Style, can_encode
+
+if TYPE_CHECKING:
+    from te_doctor.engine.paths import ExecutionPath
+    from te_doctor.engine.rule_model import Rule
 
 #: ``--for`` choices: the frameworks of rules/frameworks/settings.toml (a test keeps them equal).
 FRAMEWORKS = ("megatron", "nemo", "accelerate", "lightning", "hf")
@@ -127,8 +132,11 @@ def check(
     frameworks: tuple[str, ...],
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
+    from te_doctor.check.background import in_background
+
+    # The rule engine loads while the machine is probed and smoke-tested.
+    rule_set = in_background(lambda: _load_rule_set(rules_dirs), "te-doctor-rules")
     from te_doctor.bench.citation import cite
-    from te_doctor.check.pipeline import run_check
     from te_doctor.check.report import GateOptions, Report
     from te_doctor.check.snapshot_source import take_snapshot
     from te_doctor.cli.live import live
@@ -145,9 +153,9 @@ def check(
             smoke_timeout_s=smoke_timeout,
             progress=status.update if status.enabled else None,
         )
-    report = run_check(
-        snapshot, options, rules_dirs=rules_dirs, device=device, python=python.python
-    )
+    from te_doctor.check.pipeline import run_check
+
+    report = run_check(snapshot, options, device=device, python=python.python, rule_set=rule_set())
     report = dataclasses.replace(
         report,
         measured=cite(snapshot, report.recommendation.path),
@@ -168,6 +176,14 @@ def check(
     write(render(report, style), output, color=style.color)
     if not report.gate.passed:
         raise click.exceptions.Exit(ExitCode.FINDINGS)
+
+
+def _load_rule_set(
+    rules_dirs: tuple[Path, ...],
+) -> tuple[tuple[Rule, ...], tuple[ExecutionPath, ...]]:
+    from te_doctor.check.pipeline import load_rule_set
+
+    return load_rule_set(rules_dirs)
 
 
 @click.command(name="rules")
