@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from te_doctor.probes.context import InstalledDist, ProbeContext
-from te_doctor.probes.packages_index import all_dists
+from te_doctor.probes.packages_index import all_dists, canonicalize_name
 from te_doctor.snapshot.facts import Fact, Version
 from te_doctor.snapshot.model import PackageFacts, PackagesFacts
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from packaging.utils import canonicalize_name
+import re
 
 from te_doctor.probes.context import InstalledDist, ProbeContext
 
 CUDA_SUFFIXES = ("", "-cu11", "-cu12", "-cu13")
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """A distribution's normalized name (PEP 503, as ``packaging.utils.canonicalize_name``;
+    packaging's module is not imported by the probes: it pulls in ``packaging.tags``)."""
+    return _SEPARATORS.sub("-", name).lower()
 
 
 def all_dists(ctx: ProbeContext) -> tuple[InstalledDist, ...]:

@@ -7,12 +7,13 @@ version and search path; its distributions are then read from disk like any othe
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import platform
-import socket
 import sys
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,11 @@ OWN_PROCESS = "te-doctor's own interpreter (the Python API diagnoses the process
 def real_context(target: Target | None = None) -> ProbeContext:
     """A context reading this machine and the target interpreter (by default te-doctor's own)."""
     target = target or own_interpreter(OWN_PROCESS)
-    info = this_interpreter(target.why) if target.python is None else other_interpreter(target)
+    if target.python is None:
+        info = this_interpreter(target.why)
+    else:  # nvidia-ml-py's module imports while the other interpreter answers
+        threading.Thread(target=_warm_nvml, name="te-doctor-nvml-import", daemon=True).start()
+        info = other_interpreter(target)
     root = Path("/")
     return ProbeContext(
         run=run_command,
@@ -101,7 +106,7 @@ def _system_info() -> SystemInfo:
         user = ""
     libc_name, libc_version = platform.libc_ver()
     return SystemInfo(
-        hostname=socket.gethostname(),
+        hostname=uname.nodename,
         user=user,
         kernel=uname.release,
         machine=uname.machine,
@@ -114,6 +119,12 @@ def _system_info() -> SystemInfo:
 #: (its ``_pynvml_redirector``): another package's warning, not te-doctor's to print. When that
 #: distribution is in the diagnosed environment, rule TED426 reports it.
 DEPRECATED_PYNVML_WARNING = r"The pynvml (package|_utils module) is deprecated"
+
+
+def _warm_nvml() -> None:
+    """Import the NVML bindings ahead of the NVIDIA probe, which reports any failure itself."""
+    with contextlib.suppress(ImportError):
+        _load_nvml()
 
 
 def _load_nvml() -> Any:
