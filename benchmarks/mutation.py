@@ -68,7 +68,12 @@ GROUPS: dict[str, Group] = {
     ),
     "engine": Group(
         ("te_doctor/engine/evaluate.py",),
-        ("tests/test_engine.py", "tests/test_core_edges.py", "tests/test_expected_results.py"),
+        (
+            "tests/test_engine.py",
+            "tests/test_error_causes.py",
+            "tests/test_core_edges.py",
+            "tests/test_expected_results.py",
+        ),
     ),
     "recommend-gate": Group(
         ("te_doctor/engine/recommend.py", "te_doctor/check/report.py"),

@@ -13,6 +13,7 @@ from te_doctor.engine.evaluate import (
     evaluate,
     evaluate_rule,
     interpolate,
+    with_error_text,
 )
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.rule_model import Rule, Severity
@@ -110,3 +111,75 @@ def test_interpolation_shows_each_kind_of_value(fact: Fact[Any], shown: str) -> 
 def test_interpolation_leaves_text_that_names_no_fact_alone() -> None:
     text = "set {MAX_JOBS} or {} then {te.version}"
     assert interpolate(text, H100) == "set {MAX_JOBS} or {} then 2.1.0"
+
+
+def test_unknown_text_stands_in_for_a_fact_without_a_value() -> None:
+    fired = rule("te.version < 2.2")
+    blind = facts(te__version=Fact.of("2.1.0", "t"), gpu__name=Fact.unknown("hung", "nvidia"))
+    (default,) = evaluate(blind, [fired])
+    assert (default.message, default.fix) == (
+        "TE 2.1.0 on ?",
+        "pip install transformer_engine==2.1.0",
+    )
+    (worded,) = evaluate(blind, [fired], unknown_text="(not known)")
+    assert worded.message == "TE 2.1.0 on (not known)"
+    alone = evaluate_rule(blind, hand_made.rule("TED990", "te.version < 2.2", fix="{gpu.name}"))
+    assert alone.fix == "?"
+
+
+def test_a_rule_about_something_not_here_is_not_applicable_and_says_what() -> None:
+    no_te = facts(te__version=Fact.absent("Transformer Engine is not installed", "packages"))
+    finding = evaluate_rule(no_te, rule("te.version < 2.2"))
+    assert finding.outcome is Outcome.NOT_APPLICABLE
+    assert finding.absent == (MissingFact("te.version", "Transformer Engine is not installed"),)
+    assert (finding.message, finding.fix, finding.missing) == ("", "", ())
+
+
+LOST = "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost"
+
+
+def lost_gpu_signature() -> Rule:
+    """An error signature (it reads ``smoke.error_text``) naming a GPU fact in its text."""
+    return hand_made.rule(
+        "TED991",
+        "smoke.error_text matches /GPU is lost/",
+        severity=Severity.ERROR,
+        summary="{gpu.name} fell off the bus",
+        blocks=("te-fp8-current",),
+    )
+
+
+def test_signatures_also_read_what_the_driver_said() -> None:
+    """The smoke test passed (no error text), but NVML's words name the cause."""
+    said = facts(
+        smoke__error_text=Fact.absent("the smoke test passed", "smoke"),
+        driver__evidence=Fact.of(LOST, "nvidia:nvml"),
+        gpu__name=Fact.unknown("NVML: GPU is lost", "nvidia"),
+    )
+    (finding,) = evaluate(said, [lost_gpu_signature()], unknown_text="(not known)")
+    assert (finding.outcome, finding.message) == (Outcome.FIRED, "(not known) fell off the bus")
+    quiet = facts(
+        smoke__error_text=Fact.absent("the smoke test passed", "smoke"),
+        driver__evidence=Fact.of("NVML: 1 GPU read", "nvidia:nvml"),
+    )
+    assert not evaluate(quiet, [lost_gpu_signature()])[0].fired
+
+
+def test_a_signature_that_fired_on_the_smoke_error_stays_fired() -> None:
+    fired_on_smoke = facts(
+        smoke__error_text=Fact.of(LOST, "smoke"), driver__evidence=Fact.of("", "nvidia")
+    )
+    (finding,) = evaluate(fired_on_smoke, [lost_gpu_signature()])
+    assert finding.fired and finding.message == "? fell off the bus"
+
+
+def test_with_error_text_keeps_everything_else() -> None:
+    base = FlatFacts({"te.version": Fact.of("2.1.0", "t")}, ({"gpu.name": Fact.of("L4", "t")},))
+    base = FlatFacts(base.values, base.gpus, environment_complete=False)
+    told = with_error_text(base, "ImportError: libcudnn.so.9: cannot open", "nvidia:nvml")
+    assert told.get("smoke.error_text") == Fact.of(
+        "ImportError: libcudnn.so.9: cannot open", "nvidia:nvml"
+    )
+    assert told.get("smoke.error_line").value == "ImportError: libcudnn.so.9: cannot open"
+    assert told.get("te.version") == Fact.of("2.1.0", "t")
+    assert (told.gpus, told.environment_complete) == (base.gpus, False)
