@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from te_doctor.check.background import in_background
+from te_doctor.background import in_background
 from te_doctor.engine.rule_model import RuleFileError
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[1] / "te_doctor"
-#: The root's shared helpers: ``errors``, ``files``, ``toml_compat`` (``__init__`` and
-#: ``__main__`` are entry points and may load anything, lazily).
+#: The root's shared helpers: ``errors``, ``files``, ``toml_compat``, ``background``
+#: (``__init__`` and ``__main__`` are entry points and may load anything, lazily).
 ROOT = "root"
 BASE = {ROOT, "snapshot"}
 ALLOWED: dict[str, set[str]] = {

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from te_doctor.check.background import in_background
+from te_doctor.background import in_background
 from te_doctor.errors import InterpreterError, TeDoctorError
 from te_doctor.probes.target import Target
 from te_doctor.snapshot.absent import not_run

@@ -132,7 +132,7 @@ def check(
     frameworks: tuple[str, ...],
 ) -> None:
     """Can this machine run TE FP8? Findings, fixes, viable paths, and a CI gate."""
-    from te_doctor.check.background import in_background
+    from te_doctor.background import in_background
 
     # The rule engine loads while the machine is probed and smoke-tested.
     rule_set = in_background(lambda: _load_rule_set(rules_dirs), "te-doctor-rules")

@@ -8,7 +8,10 @@ records the tools and headers that build needs (nvcc itself is the cuda probe's 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from functools import partial
 
+from te_doctor.background import in_background
 from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.cudnn import header_dirs
 from te_doctor.probes.libraries import toolkit_roots
@@ -25,11 +28,12 @@ def probe_build(ctx: ProbeContext) -> BuildFacts:
     cxx_name = ctx.env.get("CXX") or next(
         (name for name in ("c++", "g++", "clang++") if ctx.which(name)), "c++"
     )
+    cxx_version, cmake_version, ninja_version = _versions(ctx, (cxx_name, "cmake", "ninja"))
     return BuildFacts(
         cxx=_found(ctx, cxx_name),
-        cxx_version=_tool_version(ctx, cxx_name, "--version"),
-        cmake_version=_tool_version(ctx, "cmake", "--version"),
-        ninja_version=_tool_version(ctx, "ninja", "--version"),
+        cxx_version=cxx_version,
+        cmake_version=cmake_version,
+        ninja_version=ninja_version,
         python_headers=_python_headers(ctx),
         cuda_headers=_header(
             ctx, "cuda_runtime_api.h", [r + "/include" for r in toolkit_roots(ctx)]
@@ -43,6 +47,15 @@ def _found(ctx: ProbeContext, name: str) -> Fact[str]:
     if path:
         return Fact.of(path, f"{SOURCE}:PATH")
     return Fact.absent(f"no {name} on PATH (set CXX or install a C++ compiler)", SOURCE)
+
+
+def _versions(ctx: ProbeContext, tools: Sequence[str]) -> list[Fact[Version]]:
+    """Each tool's ``--version``, asked of all at once (cmake alone takes about 20 ms)."""
+    waits = [
+        in_background(partial(_tool_version, ctx, tool, "--version"), f"te-doctor-{tool}")
+        for tool in tools
+    ]
+    return [wait() for wait in waits]
 
 
 def _tool_version(ctx: ProbeContext, name: str, flag: str) -> Fact[Version]:

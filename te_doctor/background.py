@@ -1,4 +1,4 @@
-"""Work started now and waited for later: the smoke test and the rule set load while probing."""
+"""Work started now and waited for later: the smoke test, the rule set, slow tool calls."""
 
 from __future__ import annotations
 
