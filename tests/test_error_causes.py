@@ -62,13 +62,17 @@ def test_signatures_name_the_cause_of_any_error_text() -> None:
     assert causes_of("", rules) == ()
 
 
-def smoke_failure(text: str, stage: str = "import-torch") -> dict[str, Finding]:
+def smoke_failure(
+    text: str, stage: str = "import-torch", driver_said: str = ""
+) -> dict[str, Finding]:
     rules, _ = load_rule_set()
     values: dict[str, Fact[Any]] = {p: Fact.of(v, "example") for p, v in BASELINE.items()}
     values.update(
         {"smoke.outcome": Fact.of("failed", "smoke"), "smoke.stage": Fact.of(stage, "smoke")}
     )
     values.update(error_facts(text, "smoke", "failed"))
+    if driver_said:
+        values["driver.evidence"] = Fact.of(driver_said, "nvidia:nvml")
     return {f.rule_id: f for f in evaluate(FlatFacts(values, ()), rules) if f.fired}
 
 
@@ -90,3 +94,13 @@ def test_a_warning_signature_alone_does_not_make_it_step_back() -> None:
     fired = smoke_failure("ImportError: /x/apex_C.so: undefined symbol: _ZTVN5torch8autogradE")
     assert "TED7014" in fired
     assert fired["TED802"].severity is Severity.ERROR and "cpu" in fired["TED802"].blocks
+
+
+def test_what_the_driver_said_adds_its_cause_and_leaves_the_smoke_findings_alone() -> None:
+    mismatch = "NVML: Driver/library version mismatch"
+    fired = smoke_failure(UNDEFINED_TORCH_SYMBOL, driver_said=mismatch)
+    assert "TED763" in fired, "the driver's words are read by the signatures too"
+    generic = fired["TED802"]
+    assert generic.severity is Severity.INFO  # still stepped back for TED778/TED779
+    assert generic.message.endswith("(the cause: TED778, TED779)")
+    assert mismatch not in generic.message
