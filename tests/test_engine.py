@@ -123,8 +123,9 @@ def test_unknown_text_stands_in_for_a_fact_without_a_value() -> None:
     )
     (worded,) = evaluate(blind, [fired], unknown_text="(not known)")
     assert worded.message == "TE 2.1.0 on (not known)"
-    alone = evaluate_rule(blind, hand_made.rule("TED990", "te.version < 2.2", fix="{gpu.name}"))
-    assert alone.fix == "?"
+    fix_only = hand_made.rule("TED990", "te.version < 2.2", fix="{gpu.name}")
+    assert evaluate_rule(blind, fix_only).fix == "?"
+    assert evaluate_rule(blind, fix_only, unknown_text="(not known)").fix == "(not known)"
 
 
 def test_a_rule_about_something_not_here_is_not_applicable_and_says_what() -> None:

@@ -81,6 +81,7 @@ def test_a_generic_finding_steps_back_and_hands_over_its_paths() -> None:
     generic = fired["TED802"]
     assert generic.severity is Severity.INFO and generic.blocks == ()
     assert generic.message.endswith("(the cause: TED778, TED779)")
+    assert generic.fix == "See TED778, TED779: the cause of this error, with its fix."
     assert "cpu" in fired["TED779"].blocks, "the CPU path stays ruled out: no false green"
 
 

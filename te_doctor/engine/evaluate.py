@@ -121,7 +121,7 @@ def with_error_text(facts: FlatFacts, text: str, source: str) -> FlatFacts:
 
 
 def fired_on(
-    facts: FlatFacts, rules: Sequence[Rule], findings: Sequence[Finding], unknown_text: str = "?"
+    facts: FlatFacts, rules: Sequence[Rule], findings: Sequence[Finding], unknown_text: str
 ) -> dict[str, Finding]:
     """The error signatures among ``rules`` that had not fired in ``findings`` and fire on
     ``facts`` (another error text), by rule id."""
