@@ -83,6 +83,9 @@ GROUPS: dict[str, Group] = {
             "tests/test_core_edges.py",
             "tests/test_expected_results.py",
             "tests/test_scenarios.py",
+            "tests/test_golden.py",
+            "tests/test_start_here.py",
+            "tests/test_requirement_words.py",
         ),
     ),
     "flatten-derived": Group(
