@@ -58,8 +58,16 @@ def build_areas(
     for name in AREAS:
         mine = [f for f in findings if where.get(f.rule_id) == name]
         text, present, hint = found[name]
-        areas.append(Area(name, _status(mine, present), text, hint, tuple(f.rule_id for f in mine)))
+        status = _status(mine, present)
+        if name == SMOKE and _smoke_failed(snapshot.smoke):
+            status = "error"  # the test itself failed, wherever its cause's finding sits
+        areas.append(Area(name, status, text, hint, tuple(f.rule_id for f in mine)))
     return tuple(areas)
+
+
+def _smoke_failed(smoke: SmokeFacts) -> bool:
+    """The smoke test ran and did not end well (failed, timed out, crashed)."""
+    return smoke.outcome.known and smoke.outcome.value != "ok"
 
 
 def _status(findings: Sequence[Finding], present: bool) -> str:
