@@ -93,3 +93,41 @@ def test_an_unknown_fact_says_te_doctor_could_not_tell() -> None:
         "needs PyTorch built for CUDA 12.8 or newer; "
         "te-doctor could not tell here (torch/version.py unreadable)"
     )
+
+
+@pytest.mark.parametrize(
+    ("outcome", "stage", "said"),
+    [
+        (
+            "failed",
+            "import-torch",
+            "the smoke test stopped in stage import-torch, before its GEMM checks",
+        ),
+        (
+            "failed",
+            "gemm",
+            "the smoke test ran, and this check did not pass or was not among its checks",
+        ),
+        (
+            "ok",
+            "done",
+            "the smoke test ran, and this check did not pass or was not among its checks",
+        ),
+    ],
+)
+def test_a_smoke_check_that_never_ran_says_where_the_test_stopped(
+    outcome: str, stage: str, said: str
+) -> None:
+    leaf = parse_leaf('smoke.verified contains "cpu-bf16"')
+    smoke = FlatFacts(
+        {
+            "smoke.outcome": Fact.of(outcome, "smoke"),
+            "smoke.stage": Fact.of(stage, "smoke"),
+            "smoke.verified": Fact.of((), "smoke"),
+        },
+        (),
+    )
+    (sentence,) = requirement_sentences([leaf], smoke)
+    assert (
+        sentence == f"needs the smoke test to have run its cpu-bf16 check and matched FP32; {said}"
+    )

@@ -95,6 +95,9 @@ def here(path: str, fact: Fact[Any], facts: FlatFacts) -> str:
         outcome = facts.get("smoke.outcome")
         if not outcome.known:
             return "the smoke test did not run"
+        stage = facts.get("smoke.stage").get()
+        if outcome.value != "ok" and stage and stage != "gemm":
+            return f"the smoke test stopped in stage {stage}, before its GEMM checks"
         return "the smoke test ran, and this check did not pass or was not among its checks"
     if fact.state is FactState.KNOWN:
         return _known(path, fact.value, facts)
