@@ -3,6 +3,7 @@ a fact, and how the probe combines them (evidence, fallbacks, counts, visibility
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -394,3 +395,76 @@ def test_a_mig_uuid_among_others_shows_only_mig_gpus(machine: FakeMachine) -> No
     )
     machine.env["CUDA_VISIBLE_DEVICES"] = "0, MIG-4f7c8e2a-1b3d-5e6f-8a9b-0c1d2e3f4a5b"
     assert [g.visible for g in probe_nvidia(machine.context()).gpus] == [False, True, False]
+
+
+def test_a_lost_gpu_is_a_gpu_whose_every_fact_is_unknown_and_the_others_still_read() -> None:
+    class OneLost(FakeNvml):
+        def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeGpu:  # noqa: N802
+            if index == 1:
+                raise pynvml.NVMLError(pynvml.NVML_ERROR_GPU_IS_LOST)
+            return super().nvmlDeviceGetHandleByIndex(index)
+
+    one_lost = OneLost(gpus=[FakeGpu(H100, (9, 0)), FakeGpu(H100, (9, 0))])
+    reading = nvml.read_nvml(lambda: one_lost, 5.0)
+    assert reading.error == ""
+    first, lost = reading.gpus
+    assert (first.index, first.name.value) == (0, H100)
+    assert (lost.index, lost.visible) == (1, True)
+    per_gpu = (
+        "name",
+        "uuid",
+        "compute_capability",
+        "memory_total_mib",
+        "mig_mode",
+        "persistence_mode",
+        "pci_bus_id",
+        "serial",
+    )
+    for name in per_gpu:
+        fact = getattr(lost, name)
+        assert (fact.state, fact.reason, fact.source) == (
+            FactState.UNKNOWN,
+            "NVML: GPU is lost",
+            "nvidia:nvml",
+        ), name
+
+
+def test_an_unreadable_proc_file_is_a_driver_whose_version_is_unknown(
+    machine: FakeMachine,
+) -> None:
+    machine.write("/proc/driver/nvidia/version/inside", "a directory where a file should be")
+    driver = probe_nvidia(machine.context()).driver
+    proc_line = driver.evidence[2]
+    assert proc_line.startswith("/proc/driver/nvidia/version: unreadable (")
+    source = "nvidia:/proc/driver/nvidia/version"
+    assert (driver.version.state, driver.version.source) == (FactState.UNKNOWN, source)
+    assert driver.version.reason == "; ".join(driver.evidence)
+    module = driver.kernel_module_version
+    assert (module.state, module.reason, module.source) == (FactState.UNKNOWN, proc_line, source)
+
+
+@pytest.mark.parametrize(("modes", "shown"), [((1, 0), "enabled"), ((0, 1), "disabled")])
+def test_mig_mode_is_the_current_one_not_the_pending_one(
+    modes: tuple[int, int], shown: str
+) -> None:
+    reading = nvml.read_nvml(lambda: FakeNvml(gpus=[FakeGpu(H100, (9, 0), mig=modes)]), 5.0)
+    assert reading.gpus[0].mig_mode.value == shown
+
+
+def test_a_hung_nvml_is_left_in_a_daemon_thread_that_says_what_it_is() -> None:
+    before = set(threading.enumerate())
+    reading = nvml.read_nvml(lambda: FakeNvml(hang_s=1.0), 0.05)
+    assert reading.timed_out
+    (hung,) = [t for t in set(threading.enumerate()) - before if t.name == "te-doctor-nvml"]
+    assert hung.daemon, "a wedged driver must not keep te-doctor from exiting"
+    hung.join()
+
+
+def test_an_nvml_error_on_one_field_is_that_field_unknown_in_nvml_s_words() -> None:
+    class NoSerial(FakeNvml):
+        def nvmlDeviceGetSerial(self, gpu: FakeGpu) -> str:  # noqa: N802
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_NO_PERMISSION)
+
+    serial = nvml.read_nvml(lambda: NoSerial(gpus=[FakeGpu(H100, (9, 0))]), 5.0).gpus[0].serial
+    assert (serial.state, serial.source) == (FactState.UNKNOWN, "nvidia:nvml")
+    assert serial.reason == "NVML: no permission to access the GPU devices"
