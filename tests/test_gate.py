@@ -230,3 +230,49 @@ def test_the_header_shows_versions_or_what_is_missing() -> None:
         facts(), values={**facts().values, "torch.version": Fact.of("2.4.0+cu121", "t")}
     )
     assert report(with_torch).machine.torch == "2.4.0+cu121"
+
+
+def test_the_header_says_unknown_where_a_probe_could_not_tell() -> None:
+    blind = dataclasses.replace(
+        facts(),
+        values={
+            **facts().values,
+            "driver.version": Fact.unknown("NVML hung", "nvidia"),
+            "gpus.count": Fact.unknown("NVML hung", "nvidia"),
+        },
+    )
+    machine = report(blind).machine
+    assert (machine.gpus, machine.driver) == ("GPUs unknown", "unknown")
+
+
+def test_the_header_names_an_interpreter_it_knows_nothing_about() -> None:
+    host = dataclasses.replace(
+        SNAPSHOT.host,
+        python_executable=Fact.unknown("the interpreter did not answer", "host"),
+        python_version=Fact.unknown("the interpreter did not answer", "host"),
+        python_chosen_by=Fact.absent("not recorded", "host"),
+    )
+    unknown = dataclasses.replace(SNAPSHOT, host=host)
+    built = build_report(unknown, facts(), RULES, PATHS, GateOptions(), "9.9")
+    assert built.machine.python == "an unknown interpreter"
+
+
+def test_the_report_fills_unknown_values_and_the_diagnosed_interpreter_in_fixes() -> None:
+    rules = (
+        rule(
+            "TED994",
+            "te.version < 3.0",
+            summary="cuDNN {cudnn.version}",
+            fix="`pip install -U nvidia-cudnn-cu12`",
+        ),
+        rule("TED995", "te.version < 3.0"),  # no fix at all
+    )
+    built = build_report(SNAPSHOT, facts(), rules, PATHS, GateOptions(), "9.9", python="/v/python")
+    shown = {f.rule_id: f for f in built.findings}
+    assert shown["TED994"].message == "cuDNN (not known)"
+    assert (
+        shown["TED994"].fix
+        == "`/home/alice/.venvs/llm/bin/python3 -m pip install -U nvidia-cudnn-cu12`"
+    )
+    assert shown["TED995"].fix == ""
+    assert built.rerun == "te-doctor check --python /v/python"

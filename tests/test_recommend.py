@@ -228,3 +228,9 @@ def test_the_closest_path_is_never_one_a_rule_blocks() -> None:
     assert recommend(no_te, (), smoke(), PATHS[:2]).closest == "fp8"
     blocked = recommend(no_te, (finding("TED901", ("fp8",)),), smoke(), PATHS[:2])
     assert (blocked.path, blocked.closest) == ("", "")
+
+
+def test_a_failed_check_without_detail_is_named_without_a_dangling_colon() -> None:
+    silent = dataclasses.replace(check("fp8", "failed"), detail="")
+    fp8 = verdict(run(checks=(silent,)), "fp8")
+    assert fp8.reasons == ("its smoke GEMM fp8 failed",)
