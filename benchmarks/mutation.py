@@ -101,6 +101,7 @@ GROUPS: dict[str, Group] = {
         (
             "tests/test_flatten.py",
             "tests/test_flatten_facts.py",
+            "tests/test_triage_freeform.py",
             "tests/test_collect.py",
             "tests/test_core_edges.py",
             "tests/test_expected_results.py",

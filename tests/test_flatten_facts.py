@@ -384,3 +384,70 @@ def test_code_fit_is_missing_for_the_reason_of_what_is_missing() -> None:
     assert runs_on(no_te, cc) == Fact.absent("transformer_engine is not installed", "derived")
     assert runs_on(archs, hung) == Fact.unknown("nvidia-smi did not answer", "derived")
     assert runs_on(no_te, hung) == Fact.absent("transformer_engine is not installed", "derived")
+
+
+@pytest.mark.parametrize(
+    ("values", "complete", "path", "expected"),
+    [
+        (
+            {"packages.duplicate_count": Fact.of(0, "packages")},
+            True,
+            "packages.flash_attn",
+            Fact.absent("flash-attn is not installed", "packages"),
+        ),
+        (
+            {"packages.duplicate_count": Fact.unknown("probe packages failed", "packages")},
+            True,
+            "packages.flash_attn",
+            Fact.unknown("probe packages failed", "packages"),
+        ),
+        ({}, True, "packages.flash_attn", Fact.unknown("no complete package list", "packages")),
+        ({}, True, "env.NVTE_FUSED_ATTN", Fact.absent("NVTE_FUSED_ATTN is not set", "environment")),
+        (
+            {},
+            False,
+            "env.NVTE_FUSED_ATTN",
+            Fact.unknown("env.NVTE_FUSED_ATTN was not recorded", "snapshot"),
+        ),
+        ({}, True, "cudnn.version", Fact.unknown("cudnn.version was not recorded", "snapshot")),
+        (
+            {"cudnn.version": Fact.of("9.1.0", "cudnn")},
+            True,
+            "cudnn.version",
+            Fact.of("9.1.0", "cudnn"),
+        ),
+    ],
+)
+def test_a_fact_nobody_recorded_is_absent_only_where_the_list_was_complete(
+    values: dict[str, Fact[Any]], complete: bool, path: str, expected: Fact[Any]
+) -> None:
+    assert FlatFacts(values, (), environment_complete=complete).get(path) == expected
+
+
+def lost(index: int) -> GpuFacts:
+    """A GPU NVML could not reach: its name is unknown."""
+    return dataclasses.replace(
+        gpu(index, "?", None), name=Fact.unknown("NVML: GPU is lost", "nvidia:nvml")
+    )
+
+
+def test_a_lost_gpu_is_not_another_model() -> None:
+    one_named = flatten(with_gpus(H100, gpu(0, "NVIDIA H100", "9.0"), lost(1)))
+    names = one_named.get("gpus.distinct_names")
+    assert (names.state, names.reason, names.source) == (
+        FactState.UNKNOWN,
+        "a GPU's name is unknown",
+        "derived",
+    )
+    two_named = flatten(
+        with_gpus(H100, gpu(0, "NVIDIA H100", "9.0"), gpu(1, "NVIDIA L4", "8.9"), lost(2))
+    )
+    assert value(two_named, "gpus.distinct_names") == 2  # two models, whatever the lost one is
+
+
+def test_an_unknown_gpu_count_carries_its_source_to_the_aggregates() -> None:
+    wedged = load(FIXTURES / "wedged-driver.json")
+    count = wedged.driver.visible_gpu_count
+    facts = flatten(wedged)
+    for path in ("gpus.distinct_names", "gpus.min_compute_capability"):
+        assert facts.get(path).source == count.source, path
