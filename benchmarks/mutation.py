@@ -134,7 +134,12 @@ GROUPS: dict[str, Group] = {
             "te_doctor/triage/parse_packages.py",
             "te_doctor/triage/parse_te_doctor.py",
         ),
-        ("tests/test_triage_parsers.py", "tests/test_core_edges.py"),
+        (
+            "tests/test_triage_parsers.py",
+            "tests/test_triage.py",
+            "tests/test_error_causes.py",
+            "tests/test_core_edges.py",
+        ),
     ),
     "triage-freeform": Group(
         ("te_doctor/triage/parse_freeform.py", "te_doctor/triage/freeform_gpus.py"),

@@ -276,3 +276,13 @@ def test_the_report_fills_unknown_values_and_the_diagnosed_interpreter_in_fixes(
     )
     assert shown["TED995"].fix == ""
     assert built.rerun == "te-doctor check --python /v/python"
+
+
+def test_fixes_keep_a_bare_pip_when_the_interpreter_is_unknown() -> None:
+    host = dataclasses.replace(
+        SNAPSHOT.host, python_executable=Fact.unknown("the interpreter did not answer", "host")
+    )
+    unknown = dataclasses.replace(SNAPSHOT, host=host)
+    pip_fix = (rule("TED994", "te.version < 3.0", fix="`pip install -U nvidia-cudnn-cu12`"),)
+    built = build_report(unknown, facts(), pip_fix, PATHS, GateOptions(), "9.9")
+    assert built.findings[0].fix == "`pip install -U nvidia-cudnn-cu12`"
