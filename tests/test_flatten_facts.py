@@ -100,7 +100,16 @@ def test_cudnn_versions_count_by_major_and_minor(versions: tuple[str, ...], dist
     [
         ("cuda", ("cuda.toolkit_count", "cuda.cudart_copies")),
         ("cudnn", ("cudnn.copy_count", "cudnn.distinct_versions")),
-        ("packages", ("packages.duplicate_count", "packages.duplicates", "packages.conflicts")),
+        (
+            "packages",
+            (
+                "packages.duplicate_count",
+                "packages.duplicates",
+                "packages.conflicts",
+                "packages.unreadable_count",
+                "packages.unreadable",
+            ),
+        ),
         ("transformer_engine", ("te.missing_libraries", "te.core_library_count")),
     ],
 )
@@ -109,7 +118,7 @@ def test_counts_of_a_failed_probe_are_unknown(probe: str, paths: tuple[str, ...]
     for path in paths:
         fact = facts.get(path)
         assert fact.state is FactState.UNKNOWN, (path, fact)
-        assert fact.reason == f"the {probe} probe failed"
+        assert (fact.reason, fact.source) == (f"the {probe} probe failed", probe)
     other = flatten(failed(H100, "host"))
     assert all(other.get(path).state is KNOWN for path in paths)
 
@@ -451,3 +460,28 @@ def test_an_unknown_gpu_count_carries_its_source_to_the_aggregates() -> None:
     facts = flatten(wedged)
     for path in ("gpus.distinct_names", "gpus.min_compute_capability"):
         assert facts.get(path).source == count.source, path
+
+
+def test_what_the_driver_said_is_one_text_and_a_crashed_probe_said_nothing() -> None:
+    said = ("NVML: GPU is lost", "nvidia-smi: not found")
+    facts = flatten(edit(H100, "driver", evidence=said))
+    assert facts.get("driver.evidence") == Fact.of(
+        "NVML: GPU is lost\nnvidia-smi: not found", "nvidia"
+    )
+    silent = flatten(edit(H100, "driver", evidence=()))
+    assert silent.get("driver.evidence") == Fact.absent(
+        "the NVIDIA probe recorded no evidence", "nvidia"
+    )
+    crashed = failed(
+        edit(H100, "driver", version=Fact.unknown("probe nvidia failed", "nvidia")), "nvidia"
+    )
+    assert flatten(crashed).get("driver.evidence") == Fact.unknown("probe nvidia failed", "nvidia")
+
+
+def test_unreadable_metadata_and_conflicts_are_one_line_each() -> None:
+    packages = edit(
+        H100, "packages", unreadable=("a.dist-info: x", "b.dist-info: y"), conflicts=("c", "d")
+    )
+    facts = flatten(packages)
+    assert value(facts, "packages.unreadable") == "a.dist-info: x\nb.dist-info: y"
+    assert value(facts, "packages.conflicts") == "c\nd"
