@@ -25,12 +25,17 @@ from mutmut.state import state
 _IMPORT_CALLS: dict[str, set[str]] = {}
 
 
+def _mutant_under_test() -> str:
+    """What mutmut is running: "stats", "fail", "" or a mutant's name."""
+    return str(get_mutant_under_test())
+
+
 def _collecting_stats() -> bool:
-    return get_mutant_under_test() == "stats"
+    return _mutant_under_test() == "stats"
 
 
 def _testing_a_mutant() -> bool:
-    return get_mutant_under_test() not in ("", "stats", "fail")
+    return _mutant_under_test() not in ("", "stats", "fail")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -9,6 +9,7 @@ killed and reported as hung, so a hang fails its test and never blocks CI.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -166,6 +167,14 @@ DROP_FILE_CAPABILITIES = (
 def unprivileged() -> tuple[str, ...]:
     """A command prefix under which file permissions apply (empty unless running as root)."""
     return DROP_FILE_CAPABILITIES if os.geteuid() == 0 else ()
+
+
+def torch_here() -> str:
+    """Why a fault that expects the CPU path cannot run here ("" when it can): that path needs
+    torch. Where ``TE_DOCTOR_REQUIRE_TORCH=1`` it runs, and fails without torch."""
+    if os.environ.get("TE_DOCTOR_REQUIRE_TORCH") == "1" or importlib.util.find_spec("torch"):
+        return ""
+    return f"torch is not installed for Python {sys.version_info.major}.{sys.version_info.minor}"
 
 
 def permissions_apply() -> str:

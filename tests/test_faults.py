@@ -29,6 +29,7 @@ from tests.faults import (
     private_mounts,
     python,
     te_doctor,
+    torch_here,
     unprivileged,
     wait_for,
 )
@@ -60,9 +61,8 @@ def fault(
     """Register ``start`` (its docstring names the fault); ``verify`` is attached after it."""
 
     def register(start: Callable[[Machine], Run]) -> Callable[[Machine], Run]:
-        FAULTS.append(
-            Fault(start.__name__.replace("_", "-"), bound_s, frozenset(exits), start, _pending)
-        )
+        name = start.__name__.replace("_", "-")
+        FAULTS.append(Fault(name, bound_s, frozenset(exits), start, _pending, needs))
         return start
 
     return register
@@ -455,7 +455,7 @@ def _(run: Run) -> None:
 # ------------------------------------------------------------------ caches and output
 
 
-@fault(30, 0)
+@fault(30, 0, needs=torch_here)
 def cache_dir_unwritable(machine: Machine) -> Run:
     blocker = machine.path("cache-is-a-file")  # mkdir under it fails, for root too
     blocker.write_text("", encoding="utf-8")

@@ -56,7 +56,7 @@ def seconds(parse: Callable[[str], object], text: str) -> float:
 
 def linear_examples() -> int:
     """A quarter of the profile's examples (each parses hundreds of kilobytes), 5 to 200."""
-    return max(5, min(settings().max_examples // 4, 200))
+    return max(5, min(int(settings().max_examples) // 4, 200))
 
 
 @pytest.mark.parametrize("name", sorted(LINEAR))
@@ -77,6 +77,8 @@ def test_parser_stays_linear_on_adversarial_text(name: str) -> None:
     def run(unit: str) -> None:
         text = adversarial(name, unit, size)
         took = seconds(parse, text)
+        if took >= budget:  # a busy machine can stall one run; a slow parser is slow every time
+            took = min(took, *(seconds(parse, text) for _ in range(2)))
         assert took < budget, f"{name}: {took:.2f} s on {unit!r} x {size}, budget {budget:.2f} s"
 
     run()

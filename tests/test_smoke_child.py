@@ -88,8 +88,7 @@ def test_child_under_this_python() -> None:
     """The result this interpreter must give, from what the test itself sees in it: without a
     CUDA device every GPU check is skipped and torch FP8 runs on the CPU; with one, the torch
     GPU checks run (their verdict is the machine's own)."""
-    import torch
-
+    torch = need_torch()
     facts = run_smoke(sys.executable, timeout_s=60)
     checks = checks_by_name(facts)
     names = ["cpu", "cpu-bf16", *GPU_CHECKS[:3], "torch-fp8", *GPU_CHECKS[3:]]
