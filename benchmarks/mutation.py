@@ -143,7 +143,11 @@ GROUPS: dict[str, Group] = {
     ),
     "triage-freeform": Group(
         ("te_doctor/triage/parse_freeform.py", "te_doctor/triage/freeform_gpus.py"),
-        ("tests/test_triage_freeform.py", "tests/test_triage_parsers.py"),
+        (
+            "tests/test_triage_freeform.py",
+            "tests/test_triage_freeform_lines.py",
+            "tests/test_triage_parsers.py",
+        ),
     ),
 }
 #: Tests that measure time, not meaning: a slower mutant is not a wrong one.

@@ -22,9 +22,9 @@ from te_doctor.triage.parse_common import Findings, Report, source, version_or_n
 FORMAT = "environment-list"
 _MAX_LINE = 400
 _BULLET = r"[ \t]{0,8}(?:[-*\u2022+>][ \t]{1,4}|\d{1,2}[.)][ \t]{1,4}|\|[ \t]{0,4})?"
-#: Versions as people type them: 2.1, v2.6.0, 2.6.0+cu126, 2.0.0a0+git5a54537, 9.3.0.75.
+#: Versions as people type them: 2.1, v2.6.0, v.550.54, 2.6.0+cu126, 2.0.0a0+git5a54537, 9.3.0.75.
 _VERSION_TOKEN = re.compile(
-    r"[vV]?(\d{1,4}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.?post|\.?dev)\d{0,12}){0,2}"
+    r"(?:[vV]\.?)?(\d{1,4}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.?post|\.?dev)\d{0,12}){0,2}"
     r"(?:\+[A-Za-z0-9]{1,40}(?:[._][A-Za-z0-9]{1,40}){0,6})?)(?![\w.])"
 )
 _SEPARATOR = r"[ \t]{0,30}(?P<sep>==|:|=|\||(?=[ \t]))[ \t]{0,40}"
@@ -204,11 +204,13 @@ def _leading_version(value: str, *, whole: bool) -> str | None:
 
 def _fact_version(path: str, value: str, *, whole: bool) -> str | None:
     if path == "build.cxx_version" and value.startswith("("):
-        value = value.rpartition(")")[2]  # collect_env: "(Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0"
+        # "(Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0", "(GCC) 11.4.1 20230605 (Red Hat 11.4.1-2)"
+        words = value.partition(")")[2].split()
+        value = words[0] if words else ""
     elif path in ("build.cxx_version", "driver.version", "build.cmake_version"):
-        # "g++ 8.5.0", "NVIDIA RTX Enterprise Driver 581.80", "version 3.30.2": skip the words
+        # "g++ 8.5.0", "NVIDIA RTX Enterprise Driver 581.80", "version 3.30.2", "v. 550.54"
         words = value.split()
-        while words and not words[0][:1].isdigit() and not words[0][:2].lower() == "v.":
+        while words and not _VERSION_TOKEN.match(words[0]):
             words = words[1:]
         value = " ".join(words)
     version = _leading_version(value, whole=whole)
@@ -218,7 +220,7 @@ def _fact_version(path: str, value: str, *, whole: bool) -> str | None:
 
 def _compiler_name(key: str, value: str) -> str:
     """The compiler a ``gcc: 7.5.0`` or ``CXX: g++ 8.5`` line names (``gcc``, ``g++``, ...)."""
-    first = value.split()[0].lower() if value.split() else ""
+    first = value.split(maxsplit=1)[0].lower()
     return (
         first
         if re.fullmatch(r"(?:gcc|g\+\+|c\+\+|clang\+\+|clang|cc|nvc\+\+)(?:-\d{1,2})?", first)
