@@ -7,7 +7,10 @@ filesystem root, fake command results, fake distributions and a fake NVML module
 from __future__ import annotations
 
 import atexit
+import bisect
+import fnmatch
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -25,6 +28,7 @@ T = TypeVar("T")
 NOT_FOUND = 127
 NOT_EXECUTABLE = 126
 TIMED_OUT = 124
+_WILDCARD = re.compile(r"[*?\[]")
 #: Commands started by ``run_command`` that have not ended yet (any thread).
 _RUNNING: set[subprocess.Popen[bytes]] = set()
 _RUNNING_LOCK = threading.Lock()
@@ -117,11 +121,18 @@ class ProbeContext:
     distributions: Callable[[], Sequence[InstalledDist]]
     load_nvml: Callable[[], Any]
     memo: dict[str, Any] = field(default_factory=dict, compare=False)
+    memo_locks: dict[str, threading.Lock] = field(default_factory=dict, compare=False)
+    memo_guard: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
-        """Compute a value shared by several probes (the library index) once per run."""
+        """Compute a value shared by several probes (the library index) once per run, even
+        when probes running at the same time ask for it together."""
         if key not in self.memo:
-            self.memo[key] = compute()
+            with self.memo_guard:
+                lock = self.memo_locks.setdefault(key, threading.Lock())
+            with lock:
+                if key not in self.memo:
+                    self.memo[key] = compute()
         result: T = self.memo[key]
         return result
 
@@ -138,13 +149,35 @@ class ProbeContext:
         return self.path(machine_path).exists()
 
     def glob(self, directory: str, pattern: str) -> list[str]:
-        """Machine paths of the entries of ``directory`` that match ``pattern``, sorted."""
+        """Machine paths of the entries of ``directory`` that match ``pattern``, sorted.
+
+        A one-level pattern (``libcudnn.so*``) is matched against the directory's listing,
+        read once per run: the probes ask the same large library directories for many names.
+        """
+        if "/" not in pattern:
+            names = self.cached(f"listing:{directory}", lambda: self._listing(directory))
+            literal = _WILDCARD.split(pattern, maxsplit=1)[0]  # every match starts with it
+            first = bisect.bisect_left(names, literal)
+            end = bisect.bisect_left(names, literal + "\U0010ffff", first)
+            return [
+                _join(directory, name)
+                for name in names[first:end]
+                if fnmatch.fnmatchcase(name, pattern)
+            ]
         base = self.path(directory)
         try:
             matches = sorted(base.glob(pattern))
         except OSError:
             return []
         return [_join(directory, str(match.relative_to(base))) for match in matches]
+
+    def _listing(self, directory: str) -> tuple[str, ...]:
+        """The directory's entry names, sorted; none when it cannot be read."""
+        try:
+            with os.scandir(self.path(directory)) as entries:
+                return tuple(sorted(entry.name for entry in entries))
+        except OSError:
+            return ()
 
     def realpath(self, machine_path: str) -> str:
         """The machine path with every symlink resolved (targets stay inside ``root``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TextIO
 
 from te_doctor.probes.context import InstalledDist
 
@@ -54,25 +55,26 @@ def _read_dist(meta_dir: Path, location: str) -> InstalledDist:
 
 
 def _read_headers(meta_dir: Path) -> dict[str, str]:
-    """The RFC 822 header block of METADATA (or PKG-INFO; or an egg-info *file*)."""
-    if meta_dir.is_file():
-        text = meta_dir.read_text(encoding="utf-8")
-    else:
-        for filename in _METADATA_FILES:
-            candidate = meta_dir / filename
-            if candidate.is_file():
-                text = candidate.read_text(encoding="utf-8")
-                break
-        else:
-            raise ValueError("no METADATA or PKG-INFO file")
+    """The RFC 822 header block of METADATA (or PKG-INFO; or an egg-info *file*), read up to
+    its first blank line: the long description after it can be large and is never needed."""
     headers: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            break
-        key, sep, value = line.partition(":")
-        if sep and not key.startswith((" ", "\t")):
-            headers.setdefault(key.strip().lower(), value.strip())
+    with _metadata_file(meta_dir) as lines:
+        for line in lines:
+            if not line.strip():
+                break
+            key, sep, value = line.partition(":")
+            if sep and not key.startswith((" ", "\t")):
+                headers.setdefault(key.strip().lower(), value.strip())
     return headers
+
+
+def _metadata_file(meta_dir: Path) -> TextIO:
+    if meta_dir.is_file():  # an egg-info file
+        return open(meta_dir, encoding="utf-8")
+    found = next((meta_dir / name for name in _METADATA_FILES if (meta_dir / name).is_file()), None)
+    if found is None:
+        raise ValueError("no METADATA or PKG-INFO file")
+    return open(found, encoding="utf-8")
 
 
 def _read_optional(path: Path) -> str:
