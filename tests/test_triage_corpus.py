@@ -49,7 +49,7 @@ def test_the_corpus_is_large_and_has_no_duplicates() -> None:
     sources = Counter(r["source"] for _, r in REPORTS)
     assert len(sources) >= 200
     assert [s for s, n in sources.items() if n > 1] == []
-    assert {w for w, _ in REPORTS} == {"wave1", "wave2", "wave3"}
+    assert {w for w, _ in REPORTS} == {"wave1", "wave2", "wave3", "wave4"}
     assert sum(w == "wave2" for w, _ in REPORTS) >= len(REPORTS) // 5
 
 
