@@ -50,7 +50,11 @@ def test_the_corpus_is_large_and_has_no_duplicates() -> None:
     assert len(sources) >= 200
     assert [s for s, n in sources.items() if n > 1] == []
     assert {w for w, _ in REPORTS} == {"wave1", "wave2", "wave3", "wave4"}
-    assert sum(w == "wave2" for w, _ in REPORTS) >= len(REPORTS) // 5
+    # the waves scored before any rule was written for them: a quarter of the corpus at least,
+    # and each large enough for its figure to mean something
+    held_out = Counter(w for w, _ in REPORTS if w != "wave1")
+    assert sum(held_out.values()) >= len(REPORTS) // 4
+    assert min(held_out.values()) >= 50
 
 
 def test_no_report_is_a_development_case() -> None:
