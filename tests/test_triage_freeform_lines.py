@@ -39,6 +39,8 @@ def read(text: str, skip: tuple[tuple[int, int], ...] = ()) -> Facts:
             [("packages.transformers", "4.40.0")],
         ),
         ("triton: /opt/triton 2.1", []),
+        ("transformers: 4.40.0 from /opt/conda env", [("packages.transformers", "4.40.0")]),
+        ("torch: 2.1.0/cu121", []),
         ("torch: 2.1.0 (cu121) (also tried 2.2)", [("torch.version", "2.1.0")]),
         ("torch: 2.1.0, 2.2.0", []),
         ("TE: 2", [("packages.transformer_engine", "2")]),
@@ -135,6 +137,12 @@ def test_one_line(line: str, facts: Facts) -> None:
 def test_a_line_is_owned_alone() -> None:
     found = parse(prepare("I ran it.\ntorch: 2.3.0\nIt failed.\n"))
     assert found.owned_lines == [(1, 2)]
+
+
+@pytest.mark.parametrize(("length", "facts"), [(400, [("torch.version", "2.3.0")]), (401, [])])
+def test_lines_up_to_400_characters_are_read(length: int, facts: Facts) -> None:
+    line = "torch: 2.3.0 "
+    assert read(line + "x" * (length - len(line))) == facts
 
 
 def test_an_empty_skip_range_skips_nothing() -> None:
