@@ -56,6 +56,7 @@ def read(text: str, skip: tuple[tuple[int, int], ...] = ()) -> Facts:
         ("gcc: (unclosed 9.4.0", []),
         ("gcc: ()", []),
         ("CXX: g++ 8.5.0", [("build.cxx_version", "8.5.0"), ("build.cxx", "g++")]),
+        ("CXX: g++ (GCC) 8.5.0", [("build.cxx_version", "8.5.0"), ("build.cxx", "g++")]),
         (
             "compiler: clang++-17 17.0.6",
             [("build.cxx_version", "17.0.6"), ("build.cxx", "clang++-17")],
