@@ -137,6 +137,8 @@ GROUPS: dict[str, Group] = {
         (
             "tests/test_triage_parsers.py",
             "tests/test_triage.py",
+            "tests/test_triage_te_doctor.py",
+            "tests/test_triage_nvidia_lists.py",
             "tests/test_error_causes.py",
             "tests/test_core_edges.py",
         ),
