@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,8 @@ from te_doctor.snapshot.codec import to_data
 from te_doctor.snapshot.facts import FactState
 from te_doctor.snapshot.model import CudaFacts
 from tests.fakes import FakeMachine
+
+PROBES_BY_NAME = {p.name: p for p in PROBES}
 
 
 def explode(ctx: ProbeContext) -> CudaFacts:
@@ -96,3 +100,46 @@ def test_every_snapshot_section_is_filled_by_exactly_one_probe() -> None:
     assert sorted(sections) == sorted(
         set(field_types(Snapshot)) - {"schema_version", "meta", "probes", "smoke"}
     )
+
+
+def test_early_probes_run_alongside_the_others_and_keep_their_place(tmp_path: Path) -> None:
+    """Early probes start before the rest, together: here one waits for a signal that a later
+    one gives, which only works when both run at the same time."""
+    signal = threading.Event()
+
+    def waits(ctx: ProbeContext) -> Any:
+        if not signal.wait(timeout=10):
+            raise RuntimeError("ran alone: the signal never came")
+        return PROBES_BY_NAME["cuda"].run(ctx)
+
+    def signals(ctx: ProbeContext) -> Any:
+        signal.set()
+        return PROBES_BY_NAME["build"].run(ctx)
+
+    probes = tuple(
+        Probe(p.name, p.sections, waits, early=True)
+        if p.name == "cuda"
+        else Probe(p.name, p.sections, signals, early=True)
+        if p.name == "build"
+        else p
+        for p in PROBES
+    )
+    snapshot = collect_snapshot(FakeMachine(tmp_path).context(), probes)
+    assert [s.name for s in snapshot.probes] == [p.name for p in PROBES]
+    assert {s.name: s.state for s in snapshot.probes}["cuda"] == "ok"
+    assert snapshot.build == collect_snapshot(FakeMachine(tmp_path).context()).build
+
+
+def test_an_early_probe_that_raises_is_an_error_status_like_any_other(tmp_path: Path) -> None:
+    probes = tuple(
+        Probe(p.name, p.sections, explode, early=True) if p.name == "build" else p for p in PROBES
+    )
+    snapshot = collect_snapshot(FakeMachine(tmp_path).context(), probes)
+    status = {s.name: s for s in snapshot.probes}["build"]
+    assert (status.state, status.detail) == ("error", "RuntimeError: probe bug")
+    assert snapshot.build.cxx.reason == "probe build failed: RuntimeError: probe bug"
+
+
+def test_the_nvidia_and_build_probes_start_early() -> None:
+    """They mostly wait (NVML's start-up, nvidia-smi, compilers' --version)."""
+    assert {p.name for p in PROBES if p.early} == {"nvidia", "build"}

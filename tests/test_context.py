@@ -1,12 +1,18 @@
-"""The real command runner never raises and never hangs."""
+"""The probe context: the real command runner never raises and never hangs, one-level globs
+answer as pathlib does, and a value shared by probes is computed once."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from te_doctor.probes.context import NOT_FOUND, TIMED_OUT, run_command
+from tests.fakes import FakeMachine
 
 
 def test_missing_tool_is_127() -> None:
@@ -42,3 +48,72 @@ def test_not_executable_is_126(tmp_path: Path) -> None:
 def test_output_is_captured() -> None:
     result = run_command([sys.executable, "-c", "print('hello')"], timeout=10)
     assert result.ok and result.stdout.strip() == "hello"
+
+
+NAMES = (
+    "libcudnn.so",
+    "libcudnn.so.9",
+    "libcudnn.so.9.1.0",
+    "libcudnn_ops.so.9",
+    "libcublas.so.12",
+    ".hidden.so",
+    "a[b].so",
+    "Libcudnn.so.9",
+)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["libcudnn.so*", "libcudnn*.so.9", "lib?udnn.so", "*.so", "libcudnn.so.9", "[ab]*", "*", "x*"],
+)
+def test_one_level_glob_matches_what_pathlib_finds(tmp_path: Path, pattern: str) -> None:
+    """The directory is listed once per run and matched in memory: same answers, same order."""
+    machine = FakeMachine(tmp_path)
+    for name in NAMES:
+        machine.write(f"/usr/lib/x86_64-linux-gnu/{name}")
+    ctx = machine.context()
+    base = tmp_path / "usr/lib/x86_64-linux-gnu"
+    expected = [f"/usr/lib/x86_64-linux-gnu/{p.name}" for p in sorted(base.glob(pattern))]
+    assert ctx.glob("/usr/lib/x86_64-linux-gnu", pattern) == expected
+    assert ctx.glob("/usr/lib/x86_64-linux-gnu/", pattern) == expected
+
+
+def test_a_missing_or_unreadable_directory_has_no_matches(tmp_path: Path) -> None:
+    machine = FakeMachine(tmp_path)
+    machine.write("/opt/file", "")
+    ctx = machine.context()
+    assert ctx.glob("/nowhere", "lib*") == []
+    assert ctx.glob("/opt/file", "*") == []  # not a directory
+
+
+def test_a_run_lists_a_directory_once(tmp_path: Path) -> None:
+    machine = FakeMachine(tmp_path)
+    machine.write("/usr/lib/libcudnn.so.9")
+    ctx = machine.context()
+    assert ctx.glob("/usr/lib", "libcudnn*") == ["/usr/lib/libcudnn.so.9"]
+    machine.write("/usr/lib/libcudnn.so.8")  # appears after this run listed the directory
+    assert ctx.glob("/usr/lib", "libcudnn*") == ["/usr/lib/libcudnn.so.9"]
+    assert machine.context().glob("/usr/lib", "libcudnn*") == [
+        "/usr/lib/libcudnn.so.8",
+        "/usr/lib/libcudnn.so.9",
+    ]
+
+
+def test_probes_asking_for_a_shared_value_together_compute_it_once(tmp_path: Path) -> None:
+    ctx = FakeMachine(tmp_path).context()
+    calls: list[int] = []
+    started = threading.Barrier(8)
+
+    def compute() -> str:
+        calls.append(1)
+        time.sleep(0.05)  # long enough for every other thread to ask meanwhile
+        return "index"
+
+    def ask() -> str:
+        started.wait()
+        return ctx.cached("library-index", compute)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda _: ask(), range(8)))
+    assert answers == ["index"] * 8
+    assert calls == [1]

@@ -9,7 +9,7 @@ import pytest
 from te_doctor.probes.packages import probe_packages
 from te_doctor.probes.torch_build import probe_torch
 from te_doctor.probes.transformer_engine import probe_transformer_engine
-from te_doctor.snapshot.facts import FactState
+from te_doctor.snapshot.facts import FactState, Version
 from tests.elf_builder import elf_with_sections, fatbin
 from tests.fakes import SITE, FakeMachine
 from tests.machines import elf_shared_object
@@ -78,6 +78,20 @@ def test_corrupt_and_truncated_metadata_become_unreadable_entries(machine: FakeM
     assert len(facts.unreadable) == 3
     assert any("no Version field" in u for u in facts.unreadable)
     assert any("no METADATA" in u for u in facts.unreadable)
+
+
+def test_only_the_header_block_of_metadata_is_read(machine: FakeMachine) -> None:
+    """The long description after the first blank line is never decoded: bytes that are not
+    UTF-8 there (a README pasted from another encoding) do not make the metadata unreadable."""
+    body = b"Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.7.4\n\n# flash\xff\xfeattn\n"
+    machine.write(f"{SITE}/flash_attn-2.7.4.dist-info/METADATA", body)
+    machine.write(f"{SITE}/torch-2.4.0.egg-info", "Name: torch\nVersion: 2.4.0\n\nVersion: 9\n")
+    facts = probe_packages(machine.context())
+    assert {p.name: p.version.value for p in facts.installed} == {
+        "flash-attn": Version("2.7.4"),
+        "torch": Version("2.4.0"),
+    }
+    assert facts.unreadable == ()
 
 
 def test_duplicates_and_conflicts(machine: FakeMachine) -> None:

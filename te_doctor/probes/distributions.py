@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
 
 from te_doctor.probes.context import InstalledDist
 
@@ -55,26 +54,26 @@ def _read_dist(meta_dir: Path, location: str) -> InstalledDist:
 
 
 def _read_headers(meta_dir: Path) -> dict[str, str]:
-    """The RFC 822 header block of METADATA (or PKG-INFO; or an egg-info *file*), read up to
-    its first blank line: the long description after it can be large and is never needed."""
+    """The RFC 822 header block of METADATA (or PKG-INFO; or an egg-info *file*), up to its
+    first blank line. Only that block is decoded: the long description after it can be large,
+    and bytes there that are not UTF-8 say nothing about the package."""
     headers: dict[str, str] = {}
-    with _metadata_file(meta_dir) as lines:
-        for line in lines:
-            if not line.strip():
-                break
-            key, sep, value = line.partition(":")
-            if sep and not key.startswith((" ", "\t")):
-                headers.setdefault(key.strip().lower(), value.strip())
+    for raw in _metadata_file(meta_dir).read_bytes().splitlines():
+        if not raw.strip():
+            break
+        key, sep, value = raw.decode("utf-8").partition(":")
+        if sep and not key.startswith((" ", "\t")):
+            headers.setdefault(key.strip().lower(), value.strip())
     return headers
 
 
-def _metadata_file(meta_dir: Path) -> TextIO:
+def _metadata_file(meta_dir: Path) -> Path:
     if meta_dir.is_file():  # an egg-info file
-        return open(meta_dir, encoding="utf-8")
+        return meta_dir
     found = next((meta_dir / name for name in _METADATA_FILES if (meta_dir / name).is_file()), None)
     if found is None:
         raise ValueError("no METADATA or PKG-INFO file")
-    return open(found, encoding="utf-8")
+    return found
 
 
 def _read_optional(path: Path) -> str:
