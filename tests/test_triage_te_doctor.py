@@ -134,3 +134,76 @@ def test_json_that_is_not_a_snapshot_gives_nothing() -> None:
     for text in ('{"schema_version": 4, "hello": 1}\n', '"schema_version": 4\n', "{}\n"):
         found = parse(prepare(text))
         assert (found.observations, found.formats, found.owned_lines) == ([], [], [])
+
+
+def gpu_line(index: int, name: str, cc: str = "9.0", memory: str = "81559 MiB") -> str:
+    return (
+        f"  #{index} {name}, compute capability {cc}, {memory}, MIG disabled, persistence off, "
+        "visible, uuid GPU-0"
+    )
+
+
+def text_report(*body: str, probes: bool = True) -> str:
+    head = "te-doctor 0.3.0 snapshot (schema 4), recorded 2026-12-02T00:00:00+00:00"
+    return "\n".join([head, "", *body, *(["Probes", "  host ok"] if probes else [])]) + "\n"
+
+
+def gpu_facts(text: str) -> dict[str, tuple[object, str]]:
+    found = parse(prepare(text))
+    return {o.path: (o.value, o.source) for o in found.observations if o.path.startswith("gpu")}
+
+
+def test_a_text_report_owns_its_lines_from_header_to_probes() -> None:
+    text = "I ran it:\n" + text_report("GPUs", gpu_line(0, "NVIDIA L4", "8.9")) + "and then\n"
+    assert parse(prepare(text)).owned_lines == [(1, 6)]
+
+
+def test_gpu_facts_of_a_text_report_cut_before_its_probes() -> None:
+    facts = gpu_facts(text_report("GPUs", gpu_line(0, "NVIDIA L4", "8.9"), probes=False))
+    assert facts["gpu.name"][0] == "NVIDIA L4"
+    assert facts["gpus.count"][0] == 1
+
+
+def test_distinct_gpu_names_memory_and_an_unknown_name() -> None:
+    where = f"{TEXT_FORMAT}: '#0 NVIDIA H100 PCIe, compute capability 9.0'"
+    facts = gpu_facts(
+        text_report("GPUs", gpu_line(0, "NVIDIA H100 PCIe"), gpu_line(1, "NVIDIA H100 80GB HBM3"))
+    )
+    assert facts["gpus.distinct_names"] == (2, where)
+    assert facts["gpu.memory_total_mib"] == (81559, where)
+    unnamed = gpu_facts(text_report("GPUs", gpu_line(0, "?", "?", "memory ?")))
+    where = f"{TEXT_FORMAT}: '#0 ?, compute capability ?'"
+    assert unnamed == {
+        "gpus.count": (1, where),
+        "gpu.index": (0, where),
+        "gpu.mig_mode": ("disabled", where),
+    }
+
+
+def test_environment_and_package_lines_of_a_text_report() -> None:
+    found = parse(
+        prepare(
+            text_report(
+                "Environment",
+                "  NVTE_FLASH_ATTN=0",
+                "  not an assignment",
+                "  2BAD=1",
+                "Python packages",
+                "  - torch 2.6.0+cu124 (wheel) in /opt/site-packages",
+                "  - torch not-a-version (wheel) in /opt/site-packages",
+            )
+        )
+    )
+    assert [(o.path, o.value, o.source) for o in found.observations] == [
+        ("env.NVTE_FLASH_ATTN", "0", f"{TEXT_FORMAT}: 'NVTE_FLASH_ATTN=0'"),
+        (
+            "packages.torch",
+            "2.6.0+cu124",
+            f"{TEXT_FORMAT}: '- torch 2.6.0+cu124 (wheel) in /opt/site-packages'",
+        ),
+    ]
+
+
+def test_a_json_snapshot_after_a_leading_blank_line() -> None:
+    found = parse(prepare("\n" + one_line(snapshot_json()) + "\n"))
+    assert found.owned_lines == [(1, 2)]
