@@ -139,6 +139,7 @@ GROUPS: dict[str, Group] = {
             "tests/test_triage.py",
             "tests/test_triage_te_doctor.py",
             "tests/test_triage_nvidia_lists.py",
+            "tests/test_triage_collect_env_lines.py",
             "tests/test_error_causes.py",
             "tests/test_core_edges.py",
         ),
