@@ -157,3 +157,81 @@ def test_the_header_pair_quoted_alone(text: str, facts: list[tuple[str, object]]
         f"{SMI}: 'Driver Version: 535.247.01, CUDA Version: 12.2'",
         f"{SMI}: 'Driver Version: 570.86.15 | CUDA Version: 12.8'",
     }
+
+
+TABLE = """\
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |
+|-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |
+| N/A   32C    P0             70W /  700W |       1MiB /  81559MiB |      0%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+|   1  NVIDIA H100 80GB HBM3          On  |   00000000:2A:00.0 Off |                    0 |
+| N/A   30C    P0             69W /  700W |       1MiB /  81559MiB |      0%      Default |
+|                                         |                        |             Disabled |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def test_a_table_owns_every_line_from_its_top_border_to_its_last() -> None:
+    text = "Here is nvidia-smi:\n" + TABLE + "and then it failed\n"
+    facts, owned, formats = observed(text)
+    assert owned == [(1, 16)]
+    header = f"{SMI}: '| NVIDIA-SMI 550.54.15 Driver Version: 550.54.15 CUDA Version: 12.4 |'"
+    rows = f"{SMI}: '2 GPU rows: {H100}, {H100}'"
+    assert facts == [
+        ("driver.version", "550.54.15", header),
+        ("driver.cuda_version", "12.4", header),
+        ("gpu.name", H100, f"{SMI}: 'GPU 0: {H100}'"),
+        ("gpu.compute_capability", "9.0", f"{SMI}: 'GPU 0: {H100}'"),
+        ("gpus.count", 2, rows),
+        ("gpus.distinct_names", 1, rows),
+    ]
+
+
+def test_a_table_cut_above_its_rows_still_gives_its_gpus() -> None:
+    rows_only = "\n".join(TABLE.splitlines()[3:]) + "\nnext\n"
+    facts, _, formats = observed(rows_only)
+    assert [(path, value) for path, value, _ in facts] == [
+        ("gpu.name", H100),
+        ("gpu.compute_capability", "9.0"),
+        ("gpus.count", 2),
+        ("gpus.distinct_names", 1),
+    ]
+    assert formats == [SMI]
+
+
+def test_nvidia_smi_query_reads_versions_with_enough_numbers() -> None:
+    text = (
+        "==============NVSMI LOG==============\n"
+        "Driver Version                            : 560.35\n"
+        "CUDA Version                              : 12\n"
+        "x\n"
+    )
+    assert [(p, v) for p, v, _ in observed(text)[0]] == [("driver.version", "560.35")]
+
+
+def test_nvidia_smi_query_with_product_names_alone() -> None:
+    text = "==============NVSMI LOG==============\n    Product Name      : NVIDIA L4\nx\n"
+    facts, owned, formats = observed(text)
+    assert [(p, v) for p, v, _ in facts] == [
+        ("gpu.name", "NVIDIA L4"),
+        ("gpu.compute_capability", "8.9"),
+    ]
+    assert (owned, formats) == ([(1, 2)], [SMI])
+
+
+def test_a_bad_header_pair_does_not_hide_a_good_one_after_it() -> None:
+    text = (
+        "first: Driver Version: 535 CUDA Version: 12.2\n"
+        "then: Driver Version: 535.54, CUDA Version: 12.2\n"
+    )
+    assert [(p, v) for p, v, _ in observed(text)[0]] == [
+        ("driver.version", "535.54"),
+        ("driver.cuda_version", "12.2"),
+    ]

@@ -145,7 +145,7 @@ def _own_table_lines(report: Report, found: Findings) -> None:
         stripped = line.strip()
         if (
             (stripped.startswith("|") and stripped.endswith("|"))
-            or stripped.startswith(("+-", "+="))
+            or stripped.startswith(("+-", "+=", "|-", "|="))  # borders, the header's rule
             or "NVIDIA-SMI" in stripped
         ):
             found.own(number, number + 1)
