@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from te_doctor.probes import collect_snapshot
+from te_doctor.probes.collect import collect_snapshot
 from te_doctor.snapshot.model import Snapshot
 from tests.fakes import SITE, FakeGpu, FakeMachine, FakeNvml
 

@@ -97,23 +97,23 @@ def test_bad_python_and_unwritable_output_exit_2(tmp_path: Path) -> None:
 def test_internal_error_is_exit_3_with_a_pointer(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import te_doctor.probes
+    import te_doctor.probes.collect
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr(te_doctor.probes, "collect_snapshot", broken)
+    monkeypatch.setattr(te_doctor.probes.collect, "collect_snapshot", broken)
     assert main(["probe"]) == ExitCode.INTERNAL
     assert "unexpected error" in capsys.readouterr().err
 
 
 def test_interrupt_is_130(monkeypatch: pytest.MonkeyPatch) -> None:
-    import te_doctor.probes
+    import te_doctor.probes.collect
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(te_doctor.probes, "collect_snapshot", interrupted)
+    monkeypatch.setattr(te_doctor.probes.collect, "collect_snapshot", interrupted)
     assert main(["probe"]) == ExitCode.INTERRUPTED
 
 

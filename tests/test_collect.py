@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from te_doctor.engine.flatten import flatten
-from te_doctor.probes import PROBES, Probe, collect_snapshot
+from te_doctor.probes.collect import PROBES, Probe, collect_snapshot
 from te_doctor.probes.context import ProbeContext
 from te_doctor.snapshot.codec import to_data
 from te_doctor.snapshot.facts import FactState

@@ -10,7 +10,7 @@ import pytest
 
 from te_doctor.check.pipeline import run_check
 from te_doctor.check.report import GateOptions
-from te_doctor.probes import collect_snapshot
+from te_doctor.probes.collect import collect_snapshot
 from tests.fakes import FakeMachine
 
 #: What pynvml 12/13 install: a .pth that imports a meta-path hook warning on ``import pynvml``

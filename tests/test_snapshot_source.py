@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import te_doctor.probes
+import te_doctor.probes.collect
 import te_doctor.smoke.runner
 from te_doctor.check.snapshot_source import take_snapshot
 from te_doctor.snapshot.absent import not_run
@@ -35,7 +35,7 @@ def test_the_probes_run_while_the_smoke_test_runs(monkeypatch: pytest.MonkeyPatc
         return load(A100)
 
     monkeypatch.setattr(te_doctor.smoke.runner, "run_smoke", slow_smoke)
-    monkeypatch.setattr(te_doctor.probes, "collect_snapshot", probe)
+    monkeypatch.setattr(te_doctor.probes.collect, "collect_snapshot", probe)
     snapshot = take_snapshot(None, None, smoke=True)
     assert events == ["probed", "smoke done"]  # the probes did not wait for the smoke test
     assert snapshot.smoke.outcome.reason == "a stand-in smoke result"
@@ -48,7 +48,7 @@ def test_a_smoke_runner_that_raises_is_a_smoke_test_without_result(
         raise RuntimeError("a te-doctor bug")
 
     monkeypatch.setattr(te_doctor.smoke.runner, "run_smoke", broken)
-    monkeypatch.setattr(te_doctor.probes, "collect_snapshot", lambda context: load(A100))
+    monkeypatch.setattr(te_doctor.probes.collect, "collect_snapshot", lambda context: load(A100))
     snapshot = take_snapshot(None, None, smoke=True)
     assert snapshot.smoke.outcome.reason == (
         "the smoke test ended without a result (RuntimeError: a te-doctor bug)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from te_doctor.background import in_background
@@ -34,11 +35,14 @@ def take_snapshot(
         from te_doctor.snapshot.file import load
 
         return load(snapshot_file)
-    from te_doctor.probes import collect_snapshot
     from te_doctor.probes.real import real_context
 
+    # another interpreter answers (tens of milliseconds) while the probes load
+    asked = in_background(partial(real_context, target), "te-doctor-interpreter")
+    from te_doctor.probes.collect import collect_snapshot
+
     try:
-        context = real_context(target)
+        context = asked()
     except InterpreterError as exc:
         raise TeDoctorError(_with_cause(str(exc), exc.output)) from None
     if progress is not None:
