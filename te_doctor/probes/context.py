@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import bisect
 import fnmatch
+import itertools
 import os
 import re
 import signal
@@ -157,13 +158,11 @@ class ProbeContext:
         if "/" not in pattern:
             names = self.cached(f"listing:{directory}", lambda: self._listing(directory))
             literal = _WILDCARD.split(pattern, maxsplit=1)[0]  # every match starts with it
-            first = bisect.bisect_left(names, literal)
-            end = bisect.bisect_left(names, literal + "\U0010ffff", first)
-            return [
-                _join(directory, name)
-                for name in names[first:end]
-                if fnmatch.fnmatchcase(name, pattern)
-            ]
+            same_start = itertools.takewhile(
+                lambda name: name.startswith(literal),
+                itertools.islice(names, bisect.bisect_left(names, literal), None),
+            )
+            return [_join(directory, n) for n in same_start if fnmatch.fnmatchcase(n, pattern)]
         base = self.path(directory)
         try:
             matches = sorted(base.glob(pattern))

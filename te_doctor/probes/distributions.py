@@ -68,6 +68,7 @@ def _read_headers(meta_dir: Path) -> dict[str, str]:
 
 
 def _metadata_file(meta_dir: Path) -> Path:
+    """The file holding a distribution's metadata headers; ValueError when there is none."""
     if meta_dir.is_file():  # an egg-info file
         return meta_dir
     found = next((meta_dir / name for name in _METADATA_FILES if (meta_dir / name).is_file()), None)
