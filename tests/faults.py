@@ -246,6 +246,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def still_alive(pid: int, grace_s: float = 5.0) -> bool:
+    """True when the process has not ended within ``grace_s`` (a killed process takes a moment
+    to go, longer on a loaded machine)."""
+    deadline = time.monotonic() + grace_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def private_mounts() -> str:
     """Why a private mount namespace cannot be made here ("" when it can)."""
     if os.geteuid() != 0:

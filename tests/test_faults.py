@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,10 +23,10 @@ from tests.faults import (
     CPU_TORCH,
     Machine,
     Run,
-    alive,
     permissions_apply,
     private_mounts,
     python,
+    still_alive,
     te_doctor,
     torch_here,
     unprivileged,
@@ -549,8 +548,7 @@ def interrupted_check(machine: Machine, number: int) -> Run:
     args = ("check", "--smoke-timeout", "300", "--python", str(python))
     run = te_doctor(machine, *args, limit_s=30 + MARGIN_S, during=interrupt)
     pid = int(pid_file.read_text() or 0) if pid_file.exists() else 0
-    time.sleep(0.5)
-    run.notes["child_alive"] = bool(pid) and alive(pid)
+    run.notes["child_alive"] = bool(pid) and still_alive(pid)
     run.notes["child"] = pid
     return run
 
@@ -594,9 +592,8 @@ def interrupted_fleet_run(machine: Machine, number: int) -> Run:
     args = ("fleet", "run", "--ntasks", "2", "--dir", str(machine.path("sweep")))
     run = te_doctor(machine, *args, "--deadline", "300", limit_s=30 + MARGIN_S, during=interrupt)
     started = srun_log.read_text().split() if srun_log.exists() else ["0"]
-    time.sleep(0.5)
     run.notes["srun"] = started
-    run.notes["srun_alive"] = alive(int(started[0]))
+    run.notes["srun_alive"] = still_alive(int(started[0]))
     run.notes["scancel"] = scancel_log.read_text() if scancel_log.exists() else ""
     return run
 
