@@ -9,9 +9,11 @@ What is timed, for every command, is the wall time of a whole process, start-up 
   torch (and TE) and runs the real GEMMs;
 - ``PATH -m torch.utils.collect_env``: imports torch in PATH.
 
-Runs rotate the order each round, so drift in machine load hits all alike. PATH defaults to
-the broken-TE venv that ``tests/test_real_installs.py`` builds, when it exists, else this
-interpreter.
+te-doctor runs from bytecode, as ``pip install`` leaves it (and as torch's modules are): the
+script compiles the package first, since a checkout run with ``PYTHONDONTWRITEBYTECODE=1``
+would otherwise compile every module on every run. Runs rotate the order each round, so drift
+in machine load hits all alike. PATH defaults to the broken-TE venv that
+``tests/test_real_installs.py`` builds, when it exists, else this interpreter.
 
 Usage: ``python benchmarks/compare_with_collect_env.py [--python PATH] [--repeat N]``.
 Exit status 2 when torch is not installed for PATH.
@@ -20,6 +22,7 @@ Exit status 2 when torch is not installed for PATH.
 from __future__ import annotations
 
 import argparse
+import compileall
 import statistics
 import subprocess
 import sys
@@ -74,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"torch is not installed for {python}: collect_env cannot run", file=sys.stderr)
         return 2
 
+    compileall.compile_dir(REPO / "te_doctor", quiet=1)
     te_doctor = [sys.executable, "-m", "te_doctor"]
     check = [*te_doctor, "check", "--fail-on", "never", "--python", python]
     commands = {
