@@ -1043,6 +1043,8 @@ HOSTILE: dict[str, Callable[[], str]] = {
     "one-long-line": lambda: "a" * MB,
     "digits-and-dots": lambda: "1." * (MB // 2),
     "equals": lambda: "a==" * (MB // 3),
+    "pins-in-prose": lambda: ("I installed torch==2.1.0 and " * 60 + "\n") * (MB // 1700),
+    "pin-bait": lambda: ("a" * 120 + "==" + "1." * 40 + "[" * 300 + "\n") * (MB // 500),
     "pip3-brackets": lambda: "[pip3] " * (MB // 7),
     "pip3-long-name": lambda: "[pip3] " + "a" * MB,
     "gpu-prefixes": lambda: "GPU 0: " * (MB // 7),

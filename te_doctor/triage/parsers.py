@@ -2,9 +2,10 @@
 environment lists, tracebacks.
 
 :func:`parse_report` runs every tool format's parser over the same cleaned-up text (see
-:func:`te_doctor.triage.parse_common.prepare`), then the hand-typed ``key: value`` parser over
-the lines no tool parser read, and merges what they found; the lines nobody read (errors, logs,
-sentences) are kept as ``unread_text`` for the error signatures. It never guesses:
+:func:`te_doctor.triage.parse_common.prepare`), then, over the lines no tool parser read, the
+hand-typed ``key: value`` parser and the reader of ``name==version`` pins in sentences and
+commands, and merges what they found; the lines nobody read (errors, logs, sentences) are kept
+as ``unread_text`` for the error signatures. It never guesses:
 a fact is recorded only when the text states it, and when two places in the text state
 different values for the same fact (a report that compares two machines, two users'
 outputs in one thread) the fact is dropped and listed in ``conflicts`` instead. It never
@@ -27,6 +28,7 @@ from te_doctor.triage import (
     parse_freeform,
     parse_nvidia,
     parse_packages,
+    parse_pins,
     parse_te_doctor,
 )
 from te_doctor.triage.parse_common import Findings, Observation, Report, prepare
@@ -79,6 +81,7 @@ def _parse(text: str) -> Parsed:
     typed = _safely(lambda r: parse_freeform.parse(r, owned), report)  # what no tool printed
     results.append(typed)
     owned += typed.owned_lines
+    results.append(_safely(lambda r: parse_pins.parse(r, owned), report))  # pins in sentences
     try:
         error_text, errors = parse_errors.parse(report, owned)
     except Exception:  # noqa: BLE001 - a parser bug yields no errors, not a crash

@@ -1,0 +1,114 @@
+"""Versions pinned in sentences and commands (parse_pins), on real reports' lines.
+
+The real lines are read from the corpus by ``source`` (so they cannot drift from it); the ones
+that must give nothing are pip's resolver and people speaking of what something needs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from te_doctor.triage.parse_common import prepare
+from te_doctor.triage.parse_pins import parse
+from te_doctor.triage.parsers import parse_report
+from tests.test_triage_freeform import corpus
+
+
+def line_of(source: str, needle: str) -> str:
+    """The first line of the report's pasted text holding ``needle``."""
+    report = corpus()[source]
+    text = f"{report['environment_text'] or ''}\n{report['error_excerpt'] or ''}"
+    return next(line for line in text.splitlines() if needle in line)
+
+
+def facts(text: str) -> dict[str, object]:
+    return {obs.path: obs.value for obs in parse(prepare(text)).observations}
+
+
+@pytest.mark.parametrize(
+    ("source", "needle", "expected"),
+    [
+        (
+            "NVIDIA/TransformerEngine#1236",
+            "flash-attn==",
+            {"packages.transformer_engine": "1.11", "packages.flash_attn": "2.6.3"},
+        ),
+        ("Dao-AILab/flash-attention#821", "pip install", {"packages.flash_attn": "2.5.2"}),
+        ("kylesargent/ZeroNVS#35", "torch==", {"packages.torch": "2.0.1+cu118"}),
+        (
+            "NVIDIA/TransformerEngine#1147",
+            "pip install transformer-engine==",
+            {"packages.transformer_engine": "1.9.0"},
+        ),
+        (
+            "NVIDIA/TransformerEngine#1981",
+            "Requirement already satisfied: transformer_engine_cu12==",
+            {"packages.transformer_engine_cu12": "2.5.0"},
+        ),
+    ],
+)
+def test_real_pins_in_sentences(source: str, needle: str, expected: dict[str, object]) -> None:
+    assert facts(line_of(source, needle) + "\n") == expected
+
+
+def test_a_pin_in_prose_is_a_fact_triage_reasons_with() -> None:
+    parsed = parse_report(line_of("NVIDIA/TransformerEngine#1236", "flash-attn=="))
+    assert (parsed.facts["te.version"], parsed.facts["packages.flash_attn"]) == ("1.11", "2.6.3")
+    assert parsed.sources["packages.flash_attn"].startswith("pins-in-prose: 'When installing")
+    assert "pins-in-prose" in parsed.formats
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        line_of("kohya-ss/sd-scripts#1859", "recommends"),  # advice, not an install
+        "The conflict is caused by:\n",
+        "    xformers 0.0.22 depends on torch==2.0.1\n",
+        "    The user requested torch==2.1.0\n",
+        "ERROR: Could not find a version that satisfies the requirement transformer_engine==9.9\n",
+        "ERROR: No matching distribution found for flash-attn==2.9.9\n",
+        "TE 1.11 requires flash-attn==2.4.2 at most\n",
+        "you should upgrade to torch==2.4.0\n",
+        "assert flat_first_dim % MXFP8_BLOCK_SIZE == 0\n",  # a comparison, not a pin
+        "if x==1: pass\n",
+        "assert version == 2.1\n",
+        "pkg==\n",
+        "torch==two\n",
+        "==2.1.0\n",
+        "a.b==c.d\n",
+        "http://host/torch==2.1.0\n",  # part of a path, not a name
+    ],
+)
+def test_what_is_needed_or_compared_is_not_installed(text: str) -> None:
+    assert facts(text) == {}
+
+
+def test_a_version_the_paste_may_cut_is_not_read() -> None:
+    """Without a newline after it, ``torch==2.1`` may be the start of ``torch==2.1.2``."""
+    assert facts("I installed torch==2.1") == {}
+    assert facts("I installed `torch==2.1.2`") == {"packages.torch": "2.1.2"}  # closed by `
+    assert facts("I installed torch==2.1.2 today") == {"packages.torch": "2.1.2"}
+
+
+def test_a_sentence_ending_in_a_pin_keeps_the_version_without_its_full_stop() -> None:
+    assert facts("It pulled in flash-attn==2.6.3.\n") == {"packages.flash_attn": "2.6.3"}
+
+
+def test_lines_another_parser_read_are_left_alone() -> None:
+    text = "torch==2.1.0\nnumpy==1.26.4\ntriton==2.1.0\n"
+    assert parse(prepare(text), [(0, 3)]).observations == []
+    assert parse_report(text).sources["packages.torch"].startswith("pip-freeze")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "==" * 5000,
+        "a==" * 5000 + "\n",
+        "x" * 3000 + "==1.0\n",
+        "\x00==\x01\n",
+        "torch==" + "9" * 90,
+    ],
+)
+def test_garbage_states_nothing_and_never_raises(text: str) -> None:
+    assert facts(text) == {}
