@@ -132,10 +132,13 @@ GROUPS: dict[str, Group] = {
             "te_doctor/engine/error_capture.py",
             "te_doctor/triage/parse_nvidia.py",
             "te_doctor/triage/parse_packages.py",
+            "te_doctor/triage/parse_pins.py",
             "te_doctor/triage/parse_te_doctor.py",
         ),
         (
             "tests/test_triage_parsers.py",
+            "tests/test_triage_prepare.py",
+            "tests/test_triage_pins.py",
             "tests/test_triage.py",
             "tests/test_triage_te_doctor.py",
             "tests/test_triage_nvidia_lists.py",
