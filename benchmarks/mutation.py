@@ -139,6 +139,7 @@ GROUPS: dict[str, Group] = {
             "tests/test_triage_parsers.py",
             "tests/test_triage_prepare.py",
             "tests/test_triage_pins.py",
+            "tests/test_triage_pip_tables.py",
             "tests/test_triage.py",
             "tests/test_triage_te_doctor.py",
             "tests/test_triage_nvidia_lists.py",
