@@ -81,6 +81,15 @@ def test_documented_and_sourced(rule: Rule) -> None:
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=IDS)
+def test_commands_in_fixes_and_summaries_are_one_line(rule: Rule) -> None:
+    """A command in backticks is printed as written: a line break inside it splits the command
+    a user copies (rule files join such lines with a trailing backslash)."""
+    for text in (rule.fix, rule.summary):
+        spans = text.split("`")[1::2]
+        assert not [span for span in spans if "\n" in span], f"{rule.id}: {spans}"
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=IDS)
 def test_summary_interpolates_when_fired(rule: Rule) -> None:
     from te_doctor.engine.evaluate import interpolate
 
