@@ -210,3 +210,17 @@ def test_a_paste_without_the_loader_path_keeps_the_driver_too_old_error() -> Non
     causes = [c.rule_id for c in diagnosis.causes]
     assert "TED201" in causes
     assert "TED210" not in causes + [f.rule_id for f in diagnosis.undecided]
+
+
+def test_a_fix_written_over_several_lines_prints_as_one() -> None:
+    """A rule file wraps long fixes; the triage text and Markdown show each as one line (a
+    continuation at column 0 reads as a new item, and breaks a Markdown list)."""
+    diagnosis = triage_text(
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install "
+        "root.\n"
+    )
+    finding = next(f for f in diagnosis.causes if f.rule_id == "TED771")
+    assert "\n" in finding.fix  # the rule file wraps it
+    one_line = " ".join(finding.fix.split())
+    assert f"   fix: {one_line}\n" in render_text(diagnosis)
+    assert f"   - Fix: {one_line}\n" in triage_markdown(diagnosis)

@@ -8,7 +8,7 @@ from te_doctor.check.report import Report
 from te_doctor.engine.evaluate import Finding, Outcome
 from te_doctor.render.check_paths import paths_lines, recommendation_lines
 from te_doctor.render.style import Style
-from te_doctor.render.wrap import hang
+from te_doctor.render.wrap import flow, hang
 
 _SEVERITY_KIND = {2: "error", 1: "warning", 0: "info"}
 _OUTCOME_WORDS = {
@@ -109,12 +109,12 @@ def _area(
     )
     for finding in (f for f in findings if f.fired):
         mark = style.mark(_SEVERITY_KIND[finding.severity.rank])
-        said = f"{_flow(finding.message).rstrip('. ')} ({finding.rule_id})"
+        said = f"{flow(finding.message).rstrip('. ')} ({finding.rule_id})"
         lines += hang(f"    {mark} ", said, style.width, 6)
         if finding.rule_id in started:
             lines.append("      fix: see Start here below")
         elif finding.fix:
-            lines += hang("      fix: ", _flow(finding.fix), style.width, 11)
+            lines += hang("      fix: ", flow(finding.fix), style.width, 11)
     if area.name == "Smoke test":
         lines += _smoke_checks(report, style)
     if style.verbose:
@@ -183,16 +183,11 @@ def _start_here(report: Report, style: Style) -> list[str]:
     title = f"{start.title.rstrip('. ')} ({', '.join(start.rules)})"
     lines = ["", *hang("Start here: ", title, style.width, 4)]
     if start.text:
-        lines += hang("    ", _flow(start.text), style.width)
+        lines += hang("    ", flow(start.text), style.width)
     if start.steps:
         steps = [*start.steps, report.rerun]
         lines += [f"    {number}. {step}" for number, step in enumerate(steps, 1)]
     return lines
-
-
-def _flow(text: str) -> str:
-    """A rule's text as one paragraph: its line breaks are the file's, not the reader's."""
-    return " ".join(text.split())
 
 
 def _verdict(report: Report, style: Style) -> str:

@@ -10,6 +10,7 @@ from te_doctor.engine.evaluate import Finding, Outcome
 from te_doctor.engine.rule_model import Severity
 from te_doctor.plan.pip_predict import PipPrediction
 from te_doctor.plan.planner import Plan
+from te_doctor.render.wrap import flow
 from te_doctor.snapshot.codec import to_data
 
 PLAN_SCHEMA = "te-doctor/plan/v1"
@@ -30,7 +31,7 @@ def plan_text(plan: Plan, pip: PipPrediction | None, not_asked: str = "--no-pip"
         lines.append("0. Fix these first (the steps below fail until they are fixed):")
         for finding in plan.blockers:
             lines.append(f"   - {finding.message.rstrip('. ')} ({finding.rule_id})")
-            lines.append(f"     fix: {finding.fix}")
+            lines.append(f"     fix: {flow(finding.fix)}")
     for number, step in enumerate(plan.steps, 1):
         lines += [f"{number}. {step.title}", f"   {step.command}"]
     lines += ["", _pip_line(pip, not_asked)]
@@ -59,7 +60,9 @@ def plan_markdown(plan: Plan, pip: PipPrediction | None, not_asked: str = "--no-
     ]
     if plan.blockers:
         lines += ["0. Fix these first:", ""]
-        lines += [f"   - **`{f.rule_id}`** {f.message} Fix: {f.fix}" for f in plan.blockers]
+        lines += [
+            f"   - **`{f.rule_id}`** {flow(f.message)} Fix: {flow(f.fix)}" for f in plan.blockers
+        ]
     for number, step in enumerate(plan.steps, 1):
         lines += [f"{number}. {step.title}", "", "   ```bash", f"   {step.command}", "   ```"]
     lines += ["", f"- {_pip_line(pip, not_asked)}"]
@@ -89,7 +92,7 @@ def _section(title: str, findings: list[Finding]) -> list[str]:
     for finding in findings:
         lines.append(f"  - {finding.rule_id} {finding.name}: {finding.message}")
         if finding.fix:
-            lines.append(f"    fix: {finding.fix}")
+            lines.append(f"    fix: {flow(finding.fix)}")
     return lines
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from te_doctor.render.wrap import flow
 from te_doctor.snapshot.codec import to_data
 from te_doctor.triage.diagnose import Diagnosis
 
@@ -21,10 +22,10 @@ def triage_text(diagnosis: Diagnosis) -> str:
         for number, finding in enumerate(diagnosis.causes, 1):
             lines.append(
                 f"{number}. [{finding.severity.value}] {finding.rule_id} {finding.name}: "
-                f"{finding.message}"
+                f"{flow(finding.message)}"
             )
             if finding.fix:
-                lines.append(f"   fix: {finding.fix}")
+                lines.append(f"   fix: {flow(finding.fix)}")
     else:
         lines.append("No rule matches what was pasted.")
     if diagnosis.ask_for:
@@ -47,10 +48,10 @@ def triage_markdown(diagnosis: Diagnosis) -> str:
         for number, finding in enumerate(diagnosis.causes, 1):
             lines.append(
                 f"{number}. `{finding.rule_id}` **{finding.name}** ({finding.severity.value}): "
-                f"{finding.message}"
+                f"{flow(finding.message)}"
             )
             if finding.fix:
-                lines.append(f"   - Fix: {finding.fix}")
+                lines.append(f"   - Fix: {flow(finding.fix)}")
     else:
         lines.append("No known cause matches the text yet.")
     if diagnosis.ask_for:

@@ -18,6 +18,11 @@ def visible_length(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
+def flow(text: str) -> str:
+    """A rule's text as one paragraph: its line breaks are the rule file's, not the reader's."""
+    return " ".join(text.split())
+
+
 def hang(first: str, text: str, width: int | None, indent: int | None = None) -> list[str]:
     """``first`` + ``text``, wrapped at ``width`` with following lines under the text.
 
