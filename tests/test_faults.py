@@ -541,12 +541,17 @@ def interrupted_check(machine: Machine, number: int) -> Run:
     )
     python = smoke_venv(machine, torch)
 
+    signalled: list[bool] = []
+
     def interrupt(proc: subprocess.Popen[str]) -> None:
-        if wait_for(pid_file, 30):
+        # as long as the run may take: a loaded machine can be slow to start the child
+        if wait_for(pid_file, 30 + MARGIN_S):
+            signalled.append(True)
             proc.send_signal(number)
 
     args = ("check", "--smoke-timeout", "300", "--python", str(python))
     run = te_doctor(machine, *args, limit_s=30 + MARGIN_S, during=interrupt)
+    run.notes["signalled"] = bool(signalled)
     pid = int(pid_file.read_text() or 0) if pid_file.exists() else 0
     run.notes["child_alive"] = bool(pid) and still_alive(pid)
     run.notes["child"] = pid
@@ -585,12 +590,16 @@ def interrupted_fleet_run(machine: Machine, number: int) -> Run:
     machine.tool("srun", f'echo "$$ $*" > {srun_log}\nexec sleep 600\n')
     machine.tool("scancel", f'echo "$*" >> {scancel_log}\n')
 
+    signalled: list[bool] = []
+
     def interrupt(proc: subprocess.Popen[str]) -> None:
-        if wait_for(srun_log, 30):
+        if wait_for(srun_log, 30 + MARGIN_S):  # as long as the run may take, as above
+            signalled.append(True)
             proc.send_signal(number)
 
     args = ("fleet", "run", "--ntasks", "2", "--dir", str(machine.path("sweep")))
     run = te_doctor(machine, *args, "--deadline", "300", limit_s=30 + MARGIN_S, during=interrupt)
+    run.notes["signalled"] = bool(signalled)
     started = srun_log.read_text().split() if srun_log.exists() else ["0"]
     run.notes["srun"] = started
     run.notes["srun_alive"] = still_alive(int(started[0]))
