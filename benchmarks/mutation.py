@@ -71,6 +71,7 @@ GROUPS: dict[str, Group] = {
         (
             "tests/test_engine.py",
             "tests/test_error_causes.py",
+            "tests/test_error_capture_edges.py",
             "tests/test_core_edges.py",
             "tests/test_expected_results.py",
         ),
@@ -145,6 +146,7 @@ GROUPS: dict[str, Group] = {
             "tests/test_triage_nvidia_lists.py",
             "tests/test_triage_collect_env_lines.py",
             "tests/test_error_causes.py",
+            "tests/test_error_capture_edges.py",
             "tests/test_core_edges.py",
         ),
     ),

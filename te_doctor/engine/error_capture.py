@@ -229,6 +229,8 @@ def _continuation(
         if number >= len(lines) or owned[number]:
             break
         current = lines[number][:_MAX_LINE]
+        if prefix and _shape(current[: len(prefix)]) != _shape(prefix):
+            break  # another rank's (or process's) line
         body = current[len(prefix) :] if prefix else current
         if not body.strip() or _indent(body) <= base or body.lstrip().startswith("File "):
             break

@@ -1,0 +1,77 @@
+"""Edges of error capture (engine/error_capture), each a case a survivor of mutation testing
+showed no test had: the 300-character line cap, nvidia-smi rows, continuation lines, a
+traceback under a rank prefix, the code above a cut traceback."""
+
+from __future__ import annotations
+
+from te_doctor.engine.error_capture import capture_errors, error_facts, last_error_line
+
+
+def captured(text: str) -> list[str]:
+    return capture_errors(text.splitlines()).text.splitlines()
+
+
+def test_the_line_shown_is_cut_at_300_characters() -> None:
+    long = "RuntimeError: " + "x" * 400
+    assert last_error_line(long) == long[:300]
+    assert last_error_line("") == ""
+    assert last_error_line("\n  \n") == ""
+    assert last_error_line("just some words") == "just some words"  # no error: the last line
+
+
+def test_a_killed_child_shows_te_doctors_first_line_cut_at_300() -> None:
+    text = "killed by SIGSEGV " + "y" * 400 + "\nRuntimeError: later\n"
+    facts = error_facts(text, "smoke", outcome="signal")
+    assert facts["smoke.error_line"].value == text.splitlines()[0][:300]
+    assert error_facts("\n\n", "smoke", outcome="timeout")["smoke.error_line"].value == ""
+    other = error_facts(text, "smoke", outcome="error")["smoke.error_line"].value
+    assert other == "RuntimeError: later"
+
+
+def test_nvidia_smi_rows_are_never_error_lines() -> None:
+    rows = "|   0  NVIDIA H100   Off | ERR!   Not Supported |\n| N/A  RuntimeError N/A |\n"
+    assert captured(rows) == []
+    assert captured("  RuntimeError: CUDA error\n") == ["  RuntimeError: CUDA error"]
+
+
+def test_an_exception_message_continues_on_more_indented_lines_only() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 1, in <module>\n'
+        "RuntimeError: first line\n"
+        "    second line of the message\n"
+        "unrelated log line\n"
+    )
+    lines = captured(text)
+    assert lines[3] == "    second line of the message"
+    assert "unrelated log line" not in lines
+
+
+def test_a_traceback_under_a_rank_prefix_keeps_the_prefix_shape() -> None:
+    text = (
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "train.py", line 1, in <module>\n'
+        "[rank3]: RuntimeError: boom\n"
+        "[rank3]:     and the rest of its message\n"
+        "[rank12]:   a line of another rank\n"
+    )
+    lines = captured(text)
+    assert lines[-2:] == ["[rank3]: RuntimeError: boom", "[rank3]:     and the rest of its message"]
+    assert len(lines) == 4  # rank 12's line is not rank 3's message going on
+
+
+def test_the_code_above_an_exception_whose_header_was_cut_is_kept_up_to_four_lines() -> None:
+    text = (
+        "unrelated\n"
+        "        a = 1\n"
+        "        b = 2\n"
+        "        c = 3\n"
+        "        d = 4\n"
+        "        so_path = next(iter(found))\n"
+        "StopIteration\n"
+    )
+    lines = captured(text)
+    assert lines[-1] == "StopIteration"
+    assert "        so_path = next(iter(found))" in lines
+    assert "        a = 1" not in lines and "unrelated" not in lines
+    assert len(lines) == 5
