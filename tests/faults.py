@@ -184,6 +184,17 @@ def permissions_apply() -> str:
     return ""
 
 
+#: A ``prefix`` that runs the command with SIGINT at its default action. A test run started in
+#: the background (``pytest ... &``) ignores SIGINT, its children inherit that, and Python then
+#: installs no Ctrl-C handler: an interrupt test would test nothing.
+SIGINT_DEFAULT = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+)
+
+
 def te_doctor(machine: Machine, *args: str, limit_s: float, **options: Any) -> Run:
     """Run ``python -m te_doctor ARGS`` on ``machine`` (options as for ``python``)."""
     return python(machine, "-m", "te_doctor", *args, limit_s=limit_s, **options)

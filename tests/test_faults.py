@@ -21,6 +21,7 @@ import pytest
 
 from tests.faults import (
     CPU_TORCH,
+    SIGINT_DEFAULT,
     Machine,
     Run,
     permissions_apply,
@@ -550,7 +551,7 @@ def interrupted_check(machine: Machine, number: int) -> Run:
             proc.send_signal(number)
 
     args = ("check", "--smoke-timeout", "300", "--python", str(python))
-    run = te_doctor(machine, *args, limit_s=30 + MARGIN_S, during=interrupt)
+    run = te_doctor(machine, *args, limit_s=30 + MARGIN_S, during=interrupt, prefix=SIGINT_DEFAULT)
     run.notes["signalled"] = bool(signalled)
     pid = int(pid_file.read_text() or 0) if pid_file.exists() else 0
     run.notes["child_alive"] = bool(pid) and still_alive(pid)
@@ -598,7 +599,15 @@ def interrupted_fleet_run(machine: Machine, number: int) -> Run:
             proc.send_signal(number)
 
     args = ("fleet", "run", "--ntasks", "2", "--dir", str(machine.path("sweep")))
-    run = te_doctor(machine, *args, "--deadline", "300", limit_s=30 + MARGIN_S, during=interrupt)
+    run = te_doctor(
+        machine,
+        *args,
+        "--deadline",
+        "300",
+        limit_s=30 + MARGIN_S,
+        during=interrupt,
+        prefix=SIGINT_DEFAULT,
+    )
     run.notes["signalled"] = bool(signalled)
     started = srun_log.read_text().split() if srun_log.exists() else ["0"]
     run.notes["srun"] = started
