@@ -112,3 +112,18 @@ def test_lines_another_parser_read_are_left_alone() -> None:
 )
 def test_garbage_states_nothing_and_never_raises(text: str) -> None:
     assert facts(text) == {}
+
+
+def test_lines_that_give_nothing_do_not_stop_the_reading() -> None:
+    text = "xformers 0.0.22 depends on torch==2.0.1\nbut I installed torch==2.1.0\n"
+    assert facts(text) == {"packages.torch": "2.1.0"}
+    skipped = "numpy==1.26.4\nscipy==1.13.0\nthen it pulled in flash-attn==2.6.3\n"
+    found = parse(prepare(skipped), [(0, 2)])
+    assert [(o.path, o.value) for o in found.observations] == [("packages.flash_attn", "2.6.3")]
+
+
+def test_a_line_up_to_2000_characters_is_read() -> None:
+    line = "I installed torch==2.1.0 " + "x" * (2000 - 25)
+    assert len(line) == 2000
+    assert facts(line + "\n") == {"packages.torch": "2.1.0"}
+    assert facts(line + "x\n") == {}

@@ -50,9 +50,8 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
             continue
         if _NOT_INSTALLED.search(line):
             continue
-        text = line.replace("`", " ")
-        for pin in _PIN.finditer(text):
-            if pin.end() == len(text) and not report.line_is_complete(number):
+        for pin in _PIN.finditer(line):
+            if pin.end() == len(line) and not report.line_is_complete(number):
                 continue  # the paste may end inside this version
             name, raw = pin.groups()
             path, version = package_path(name), version_or_none(raw.rstrip(".,;:)!"), 2)
