@@ -75,3 +75,36 @@ def test_the_code_above_an_exception_whose_header_was_cut_is_kept_up_to_four_lin
     assert "        so_path = next(iter(found))" in lines
     assert "        a = 1" not in lines and "unrelated" not in lines
     assert len(lines) == 5
+
+
+def test_a_traceback_whose_header_was_cut_is_still_a_traceback() -> None:
+    text = '  File "a.py", line 3, in f\n    x = g()\nValueError: bad\nunrelated words\n'
+    found = capture_errors(text.splitlines())
+    assert found.text.splitlines() == text.splitlines()[:3]
+    assert found.traceback is True
+
+
+def test_a_bulleted_file_line_is_not_a_traceback() -> None:
+    for bullet in ("-", "*"):
+        found = capture_errors([f'{bullet} File "a.py", line 3, in f', "  see the docs"])
+        assert (found.text, found.traceback) == ("", False)
+
+
+def test_an_indented_traceback_ends_at_its_exception() -> None:
+    text = (
+        "    Traceback (most recent call last):\n"
+        '      File "a.py", line 1, in <module>\n'
+        "    ValueError: bad\n"
+        "  next log line\n"
+    )
+    assert captured(text) == text.splitlines()[:3]
+
+
+def test_a_line_after_the_frames_that_is_no_exception_ends_the_traceback() -> None:
+    text = 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nsome words\n'
+    assert captured(text) == text.splitlines()[:2]
+
+
+def test_a_traceback_block_holds_at_most_400_lines() -> None:
+    lines = ["Traceback (most recent call last):"] + [f"  frame {n}" for n in range(600)]
+    assert len(captured("\n".join(lines))) == 400
