@@ -87,7 +87,14 @@ def test_a_table_in_another_column_starts_a_new_table() -> None:
         "flash_attn   2.7.4\nxformers     0.0.29\ntransformers 4.48.0\n"
     )
     facts, _, owned = table(text)
-    assert (facts["packages.torch"], facts["packages.xformers"]) == ("2.6.0", "0.0.29")
+    assert facts == {
+        "packages.torch": "2.6.0",
+        "packages.triton": "3.2.0",
+        "packages.numpy": "2.1.0",
+        "packages.flash_attn": "2.7.4",
+        "packages.xformers": "0.0.29",
+        "packages.transformers": "4.48.0",
+    }
     assert owned == [(0, 6)]
 
 
