@@ -84,10 +84,18 @@ def test_a_traceback_whose_header_was_cut_is_still_a_traceback() -> None:
     assert found.traceback is True
 
 
-def test_a_bulleted_file_line_is_not_a_traceback() -> None:
+def test_a_bulleted_frame_line_is_not_a_traceback() -> None:
     for bullet in ("-", "*"):
-        found = capture_errors([f'{bullet} File "a.py", line 3, in f', "  see the docs"])
+        found = capture_errors([f'{bullet} /src/train.py", line 3, in main', "  see the docs"])
         assert (found.text, found.traceback) == ("", False)
+    found = capture_errors(['  /src/train.py", line 3, in main', "    step()"])
+    assert found.traceback is True  # the same line unbulleted: a frame whose quote was cut
+
+
+def test_a_traceback_may_end_in_an_exception_that_is_no_error() -> None:
+    for last in ("KeyboardInterrupt", "SystemExit: 2"):
+        text = f'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\n{last}\n'
+        assert captured(text)[-1] == last
 
 
 def test_an_indented_traceback_ends_at_its_exception() -> None:
