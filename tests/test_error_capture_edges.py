@@ -4,6 +4,9 @@ traceback under a rank prefix, the code above a cut traceback."""
 
 from __future__ import annotations
 
+import pytest
+
+from te_doctor.engine import error_capture
 from te_doctor.engine.error_capture import capture_errors, error_facts, last_error_line
 
 
@@ -116,3 +119,22 @@ def test_a_line_after_the_frames_that_is_no_exception_ends_the_traceback() -> No
 def test_a_traceback_block_holds_at_most_400_lines() -> None:
     lines = ["Traceback (most recent call last):"] + [f"  frame {n}" for n in range(600)]
     assert len(captured("\n".join(lines))) == 400
+
+
+def test_an_error_said_twice_is_captured_once() -> None:
+    assert captured("RuntimeError: boom\nsome log\nRuntimeError: boom\n") == ["RuntimeError: boom"]
+
+
+def test_capture_stops_once_the_text_is_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block counts its length and a newline; capture stops once the count reaches the cap,
+    and the text is cut at it."""
+    lines = [f"RuntimeError: failure number {n}" for n in range(5)]  # 30 characters each
+    text = "\n".join(lines)
+    for cap, expected in ((40, [lines[0], lines[1][:9]]), (62, lines[:2]), (63, [*lines[:2], "R"])):
+        monkeypatch.setattr(error_capture, "MAX_ERROR_TEXT", cap)
+        assert captured(text) == expected, cap
+
+
+def test_code_above_a_later_exception_stops_at_the_block_before() -> None:
+    text = "RuntimeError: first\n        so_path = next(iter(found))\nStopIteration\n"
+    assert captured(text) == text.splitlines()
