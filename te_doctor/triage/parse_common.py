@@ -12,6 +12,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
@@ -154,6 +155,16 @@ def package_path(name: str) -> str | None:
     if not _PACKAGE_NAME.fullmatch(name):
         return None
     return "packages." + canonicalize_name(name).replace("-", "_")
+
+
+def read_mask(count: int, spans: Iterable[tuple[int, int]]) -> bytearray:
+    """One byte per line of ``count``: non-zero for the lines inside ``spans`` (``(start, end)``
+    pairs, end excluded, clipped to the lines there are)."""
+    read = bytearray(count)
+    for start, end in spans:
+        start, end = max(start, 0), min(end, count)
+        read[start:end] = b"\x01" * max(end - start, 0)
+    return read
 
 
 def snippet(text: str) -> str:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from te_doctor.triage.freeform_gpus import capability, gpu, indexed_gpus
-from te_doctor.triage.parse_common import Findings, Report, source, version_or_none
+from te_doctor.triage.parse_common import Findings, Report, read_mask, source, version_or_none
 
 FORMAT = "environment-list"
 _MAX_LINE = 400
@@ -120,10 +120,7 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
     lines a tool's parser already read: collect_env's own ``Key: value`` lines)."""
     found = Findings()
     lines = report.complete_lines()
-    read = bytearray(len(lines))
-    for start, end in skip:
-        start, end = max(start, 0), min(end, len(lines))
-        read[start:end] = b"\x01" * max(end - start, 0)
+    read = read_mask(len(lines), skip)
     candidates = []
     for number, raw in enumerate(lines):
         if read[number] or len(raw) > _MAX_LINE or not raw.strip():

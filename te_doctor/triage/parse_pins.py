@@ -18,6 +18,7 @@ from te_doctor.triage.parse_common import (
     Findings,
     Report,
     package_path,
+    read_mask,
     source,
     version_or_none,
 )
@@ -41,10 +42,7 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
     """Every ``name==version`` pin on a line outside ``skip`` that speaks of an install."""
     found = Findings()
     lines = report.lines
-    read = bytearray(len(lines))
-    for start, end in skip:
-        start, end = max(start, 0), min(end, len(lines))
-        read[start:end] = b"\x01" * max(end - start, 0)
+    read = read_mask(len(lines), skip)
     for number, line in enumerate(lines):
         if read[number] or "==" not in line or len(line) > _MAX_LINE:
             continue

@@ -31,7 +31,7 @@ from te_doctor.triage import (
     parse_pins,
     parse_te_doctor,
 )
-from te_doctor.triage.parse_common import Findings, Observation, Report, prepare
+from te_doctor.triage.parse_common import Findings, Observation, Report, prepare, read_mask
 from te_doctor.triage.parse_freeform import local_cuda, local_rocm
 
 
@@ -100,10 +100,7 @@ UNREAD_TAIL = 60_000
 
 def _unread(report: Report, owned: Iterable[tuple[int, int]]) -> str:
     """The lines no environment parser read, without blank ones, head and tail if long."""
-    read = bytearray(len(report.lines))
-    for start, end in owned:
-        start, end = max(start, 0), min(end, len(report.lines))
-        read[start:end] = b"\x01" * max(end - start, 0)
+    read = read_mask(len(report.lines), owned)
     text = "\n".join(
         line for number, line in enumerate(report.lines) if not read[number] and line.strip()
     )
