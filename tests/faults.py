@@ -89,6 +89,20 @@ class Machine:
             "LC_ALL": "C.UTF-8",
         }
 
+    def nvml(self, scenario: str) -> dict[str, str]:
+        """The environment for a stand-in NVML ``scenario`` that needs a driver: te-doctor only
+        imports the bindings once ``libnvidia-ml.so.1`` loads, so an empty one is built here
+        and put on the loader path (the stand-in replaces every call the probe makes)."""
+        folder = self.root / "driver-lib"
+        folder.mkdir(exist_ok=True)
+        subprocess.run(
+            ["cc", "-shared", "-x", "c", "/dev/null", "-o", str(folder / "libnvidia-ml.so.1")],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        return {"TE_DOCTOR_TEST_NVML": scenario, "LD_LIBRARY_PATH": str(folder)}
+
     def path(self, relative: str) -> Path:
         """A path inside the machine's directory."""
         return self.root / relative

@@ -105,7 +105,7 @@ def _(run: Run) -> None:
 
 @fault(30, 1)
 def nvml_hangs(machine: Machine) -> Run:
-    return check(machine, bound_s=30, env={"TE_DOCTOR_TEST_NVML": "hang"})
+    return check(machine, bound_s=30, env=machine.nvml("hang"))
 
 
 @verifies(nvml_hangs)
@@ -116,7 +116,7 @@ def _(run: Run) -> None:
 
 @fault(30, 1)
 def nvml_loses_one_gpu(machine: Machine) -> Run:
-    return check(machine, bound_s=30, env={"TE_DOCTOR_TEST_NVML": "gpu-lost"})
+    return check(machine, bound_s=30, env=machine.nvml("gpu-lost"))
 
 
 @verifies(nvml_loses_one_gpu)
@@ -129,7 +129,7 @@ def _(run: Run) -> None:
 
 @fault(30, 1)
 def nvml_version_mismatch(machine: Machine) -> Run:
-    return check(machine, bound_s=30, env={"TE_DOCTOR_TEST_NVML": "mismatch"})
+    return check(machine, bound_s=30, env=machine.nvml("mismatch"))
 
 
 @verifies(nvml_version_mismatch)

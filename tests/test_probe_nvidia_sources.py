@@ -3,6 +3,10 @@ a fact, and how the probe combines them (evidence, fallbacks, counts, visibility
 
 from __future__ import annotations
 
+import ctypes
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -137,6 +141,39 @@ def test_nvml_init_errors_are_explained(
     assert reading.error.startswith(reason)
     assert reading.library_missing is library_missing
     assert (reading.timed_out, reading.gpus) == (False, ())
+
+
+def test_a_driver_library_that_does_not_load_reads_as_no_driver() -> None:
+    """te-doctor's loader raises this before importing the bindings when dlopen fails."""
+
+    def load() -> object:
+        raise nvml.NvmlLibraryMissing("libnvidia-ml.so.1: cannot open shared object file")
+
+    reading = nvml.read_nvml(load, 5.0)
+    assert reading.error.startswith("NVML: " + NO_DRIVER)
+    assert reading.library_missing
+
+
+def test_without_the_driver_library_the_bindings_are_not_imported(tmp_path: Path) -> None:
+    """The real loader, on a machine whose loader path has no libnvidia-ml.so.1 (this one)."""
+    code = (
+        "import sys\n"
+        "from te_doctor.probes import nvml, real\n"
+        "try:\n"
+        "    real._load_nvml()\n"
+        "except nvml.NvmlLibraryMissing as exc:\n"
+        "    print('missing', 'pynvml' in sys.modules, exc)\n"
+    )
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        pytest.skip("this machine has an NVIDIA driver library")
+    except OSError:
+        pass
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.stdout.split()[:3] == ["missing", "False", "libnvidia-ml.so.1:"]
 
 
 def test_nvml_version_mismatch_says_reboot(machine: FakeMachine) -> None:

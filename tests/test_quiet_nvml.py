@@ -57,9 +57,9 @@ def test_the_hook_warns_on_a_plain_import(tmp_path: Path) -> None:
 
 def test_te_doctor_loads_nvml_without_printing_it(tmp_path: Path) -> None:
     code = (
-        "from te_doctor.probes.real import _load_nvml\n"
+        "from te_doctor.probes.real import _nvml_bindings\n"
         "import warnings\n"
-        "module = _load_nvml()\n"
+        "module = _nvml_bindings()\n"
         "print(module.__name__, hasattr(module, 'nvmlInit'))\n"
         "warnings.warn('still shown', UserWarning)\n"  # the filter does not outlive the import
     )

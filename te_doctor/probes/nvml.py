@@ -27,6 +27,10 @@ _EXPLAINED = {
 }
 
 
+class NvmlLibraryMissing(Exception):
+    """The driver's NVML library (libnvidia-ml.so.1) cannot be loaded: no driver here."""
+
+
 @dataclass(frozen=True, slots=True)
 class NvmlReading:
     """What NVML said: ``error`` is set when it could not be used at all."""
@@ -60,6 +64,9 @@ def read_nvml(load_nvml: Callable[[], Any], timeout: float) -> NvmlReading:
 def _read(load_nvml: Callable[[], Any]) -> NvmlReading:
     try:
         nvml = load_nvml()
+    except NvmlLibraryMissing:
+        missing = _EXPLAINED["NVML_ERROR_LIBRARY_NOT_FOUND"]
+        return NvmlReading(error=f"NVML: {missing}", library_missing=True)
     except ImportError as exc:
         return NvmlReading(error=f"nvidia-ml-py is not importable: {exc}")
     try:

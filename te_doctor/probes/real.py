@@ -21,6 +21,7 @@ from typing import Any
 from te_doctor.errors import InterpreterError
 from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo, run_command
 from te_doctor.probes.distributions import scan_distributions
+from te_doctor.probes.nvml import NvmlLibraryMissing
 from te_doctor.probes.target import NAMED, Target, own_interpreter
 
 INTERPRETER_TIMEOUT_S = 10.0
@@ -121,13 +122,30 @@ def _system_info() -> SystemInfo:
 DEPRECATED_PYNVML_WARNING = r"The pynvml (package|_utils module) is deprecated"
 
 
+#: The library nvidia-ml-py loads on Linux, by the name it uses (its ``_LoadNvmlLibrary``).
+NVML_LIBRARY = "libnvidia-ml.so.1"
+
+
 def _warm_nvml() -> None:
     """Import the NVML bindings ahead of the NVIDIA probe, which reports any failure itself."""
-    with contextlib.suppress(ImportError):
+    with contextlib.suppress(ImportError, NvmlLibraryMissing):
         _load_nvml()
 
 
 def _load_nvml() -> Any:
+    """The NVML bindings, once the driver's NVML library loads. Without a driver the bindings
+    could only say so, and importing them costs more than the rest of the NVIDIA probe."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(NVML_LIBRARY)
+        except OSError as exc:
+            raise NvmlLibraryMissing(str(exc)) from None
+    return _nvml_bindings()
+
+
+def _nvml_bindings() -> Any:
     """nvidia-ml-py's ``pynvml`` module, imported only when the NVIDIA probe runs, quietly."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=DEPRECATED_PYNVML_WARNING)

@@ -3,6 +3,10 @@ PYTHONPATH and name a scenario in TE_DOCTOR_TEST_NVML. It loads the real ``pynvm
 classes and constants, so te-doctor meets exactly what the bindings raise) and replaces the calls
 the NVIDIA probe makes:
 
+te-doctor imports the bindings only once ``libnvidia-ml.so.1`` loads, so on a machine without a
+driver the scenarios that need one get an empty stand-in library on ``LD_LIBRARY_PATH``
+(``Machine.nvml`` in tests/faults.py); ``missing`` needs none.
+
 ``missing``   nvmlInit raises NVML_ERROR_LIBRARY_NOT_FOUND (no driver installed)
 ``hang``      nvmlInit blocks for ten minutes (a wedged driver)
 ``mismatch``  nvmlInit raises NVML_ERROR_LIB_RM_VERSION_MISMATCH (driver upgraded, no reboot)
