@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
+
+#: The longest a wait sleeps at a time. Linux may hand Ctrl-C or SIGTERM to any thread, and
+#: Python runs the handler only in the main thread once it runs again: a main thread asleep in
+#: a plain ``join()`` would not notice until the work ended (the smoke child's whole timeout).
+WAKE_S = 0.1
+
+
+def join(worker: threading.Thread, timeout: float | None = None) -> None:
+    """``worker.join(timeout)`` that wakes every ``WAKE_S`` so a signal is acted on at once."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while worker.is_alive():
+        left = WAKE_S if deadline is None else min(WAKE_S, deadline - time.monotonic())
+        if left <= 0:
+            return
+        worker.join(left)
 
 
 def in_background(work: Callable[[], T], name: str) -> Callable[[], T]:
@@ -28,7 +44,7 @@ def in_background(work: Callable[[], T], name: str) -> Callable[[], T]:
     worker.start()
 
     def wait() -> T:
-        worker.join()
+        join(worker)
         if errors:
             raise errors[0]
         return results[0]

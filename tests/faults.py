@@ -9,6 +9,7 @@ killed and reported as hung, so a hang fails its test and never blocks CI.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -201,6 +202,16 @@ def permissions_apply() -> str:
 #: A ``prefix`` that runs the command with SIGINT at its default action. A test run started in
 #: the background (``pytest ... &``) ignores SIGINT, its children inherit that, and Python then
 #: installs no Ctrl-C handler: an interrupt test would test nothing.
+def signal_another_thread(pid: int, number: int) -> None:
+    """Send signal ``number`` to a thread of process ``pid`` other than its main one, as Linux
+    may do with any signal sent to a process (when its main thread already has one pending)."""
+    threads = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+    assert threads, f"process {pid} runs no thread besides its main one"
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.tgkill(pid, threads[0], number) != 0:
+        raise OSError(ctypes.get_errno(), f"tgkill({pid}, {threads[0]}, {number})")
+
+
 SIGINT_DEFAULT = (
     sys.executable,
     "-c",

@@ -27,6 +27,7 @@ from tests.faults import (
     permissions_apply,
     private_mounts,
     python,
+    signal_another_thread,
     still_alive,
     te_doctor,
     torch_here,
@@ -534,8 +535,9 @@ def _(run: Run) -> None:
 # ------------------------------------------------------------------ interrupted runs
 
 
-def interrupted_check(machine: Machine, number: int) -> Run:
-    """A check whose smoke child hangs in ``import torch``; ``number`` arrives once it does."""
+def interrupted_check(machine: Machine, number: int, *, main_thread: bool = True) -> Run:
+    """A check whose smoke child hangs in ``import torch``; ``number`` arrives once it does (at
+    te-doctor's main thread, or at another of its threads)."""
     pid_file = machine.path("child.pid")
     torch = (
         f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
@@ -548,7 +550,10 @@ def interrupted_check(machine: Machine, number: int) -> Run:
         # as long as the run may take: a loaded machine can be slow to start the child
         if wait_for(pid_file, 30 + MARGIN_S):
             signalled.append(True)
-            proc.send_signal(number)
+            if main_thread:
+                proc.send_signal(number)
+            else:
+                signal_another_thread(proc.pid, number)
 
     args = ("check", "--smoke-timeout", "300", "--python", str(python))
     run = te_doctor(machine, *args, limit_s=30 + MARGIN_S, during=interrupt, prefix=SIGINT_DEFAULT)
@@ -583,6 +588,17 @@ def sigterm_during_check(machine: Machine) -> Run:
 @verifies(sigterm_during_check)
 def _(run: Run) -> None:
     verify_interrupted(run, "te-doctor: interrupted (SIGTERM)")
+
+
+@fault(30, 130)
+def sigint_at_another_thread_during_check(machine: Machine) -> Run:
+    return interrupted_check(machine, signal.SIGINT, main_thread=False)
+
+
+@verifies(sigint_at_another_thread_during_check)
+def _(run: Run) -> None:
+    """The main thread waits for the smoke thread; it must still wake and stop at once."""
+    verify_interrupted(run, "te-doctor: interrupted\n")
 
 
 def interrupted_fleet_run(machine: Machine, number: int) -> Run:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from te_doctor.background import join
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
 from te_doctor.snapshot.model import GpuFacts
 
@@ -55,7 +56,7 @@ def read_nvml(load_nvml: Callable[[], Any], timeout: float) -> NvmlReading:
 
     worker = threading.Thread(target=work, name="te-doctor-nvml", daemon=True)
     worker.start()
-    worker.join(timeout)
+    join(worker, timeout)
     if not box:
         return NvmlReading(error=f"NVML did not answer within {timeout:g} s", timed_out=True)
     return box[0]
