@@ -199,9 +199,6 @@ def permissions_apply() -> str:
     return ""
 
 
-#: A ``prefix`` that runs the command with SIGINT at its default action. A test run started in
-#: the background (``pytest ... &``) ignores SIGINT, its children inherit that, and Python then
-#: installs no Ctrl-C handler: an interrupt test would test nothing.
 def signal_another_thread(pid: int, number: int) -> None:
     """Send signal ``number`` to a thread of process ``pid`` other than its main one, as Linux
     may do with any signal sent to a process (when its main thread already has one pending)."""
@@ -212,6 +209,9 @@ def signal_another_thread(pid: int, number: int) -> None:
         raise OSError(ctypes.get_errno(), f"tgkill({pid}, {threads[0]}, {number})")
 
 
+#: A ``prefix`` that runs the command with SIGINT at its default action. A test run started in
+#: the background (``pytest ... &``) ignores SIGINT, its children inherit that, and Python then
+#: installs no Ctrl-C handler: an interrupt test would test nothing.
 SIGINT_DEFAULT = (
     sys.executable,
     "-c",
