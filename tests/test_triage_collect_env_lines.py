@@ -212,3 +212,24 @@ def test_the_gpu_list(gpus: str, count: int | None) -> None:
     text = REPORT.format(gcc="(GCC) 11.4.1") + f"GPU models and configuration: {gpus}"
     text += "Nvidia driver version: 550.54.15\n"
     assert facts_of(text).get("gpus.count") == count
+
+
+OS_REPORT = """PyTorch version: 2.6.0+cu124
+Is debug build: False
+CUDA used to build PyTorch: 12.4
+OS: {os}
+"""
+
+
+@pytest.mark.parametrize(
+    ("os_line", "name", "arch"),
+    [
+        ("Ubuntu 22.04.4 LTS (x86_64)", "Ubuntu 22.04.4 LTS", "x86_64"),
+        ("Microsoft Windows 11 Pro", "Microsoft Windows 11 Pro", None),  # no machine on Windows
+        ("Some OS (unknown machine)", None, None),
+    ],
+)
+def test_the_os_line(os_line: str, name: str | None, arch: str | None) -> None:
+    facts = parse_report(OS_REPORT.format(os=os_line)).facts
+    assert facts.get("host.os_name") == name
+    assert facts.get("host.arch") == arch

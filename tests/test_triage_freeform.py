@@ -70,6 +70,7 @@ def environment(source: str) -> str:
                 "gpu.compute_capability": "12.0",
                 "driver.version": "581.80",
                 "driver.cuda_version": "13.0",
+                "host.os_name": "Windows 11 Pro 10.0.26200",
             },
         ),
         (  # `GPUs: 8x B300`

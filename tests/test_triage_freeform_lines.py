@@ -80,10 +80,14 @@ def read(text: str, skip: tuple[tuple[int, int], ...] = ()) -> Facts:
         ("CUDA: 12 (nvidia-smi)", []),
         ("CUDA: 12.8", []),
         ("CUDA: see nvidia-smi", []),
-        # the platform: only WSL is a fact
+        # the platform: WSL, and Windows by name (a Linux distribution is no fact here)
         ("OS: Ubuntu 22.04 on WSL2", [("host.wsl", True)]),
         ("Platform: Linux-5.15.0-microsoft-standard-WSL2-x86_64", [("host.wsl", True)]),
         ("OS: Ubuntu 22.04", []),
+        ("| OS | Windows 11 Pro 10.0.26200 |", [("host.os_name", "Windows 11 Pro 10.0.26200")]),
+        ("Platform: Windows-10-10.0.19045-SP0", [("host.os_name", "Windows-10-10.0.19045-SP0")]),
+        ("OS: Microsoft Windows 10 Home", [("host.os_name", "Microsoft Windows 10 Home")]),
+        ("OS: Windowsill 3", []),
         # GPUs: counts before and after, an index list, an explicit capability, cut names
         ("Compute capability: 8.9", [("gpu.compute_capability", "8.9")]),
         ("Compute capability: about 9", []),

@@ -14,6 +14,7 @@ import re
 
 from te_doctor.triage.gpus import compute_capability
 from te_doctor.triage.parse_common import (
+    WINDOWS,
     Findings,
     Report,
     package_path,
@@ -175,6 +176,8 @@ def _read_key(key: str, value: str, found: Findings, *, complete: bool) -> None:
         if os_match and os_match.group(2) in _ARCHES:
             found.add("host.os_name", os_match.group(1).strip(), where)
             found.add("host.arch", os_match.group(2), where)
+        elif windows := WINDOWS.match(value):  # collect_env prints no machine on Windows
+            found.add("host.os_name", windows.group(0).strip(), where)
     elif key == "GPU models and configuration":
         _gpus(value, found, complete=complete)
     elif key == "cuDNN version":

@@ -21,6 +21,8 @@ from packaging.version import InvalidVersion, Version
 #: How much of a huge paste is scanned: its head and its tail.
 SCAN_HEAD = 2_000_000
 SCAN_TAIL = 2_000_000
+#: ``Windows 11 Pro 10.0.26200``, ``Microsoft Windows 10 Home``, ``Windows-10-10.0.19045-SP0``.
+WINDOWS = re.compile(r"(?:Microsoft[ \t])?Windows\b[^\n|]{0,80}", re.IGNORECASE)
 #: Lines longer than this are cut (a reflowed collect_env paragraph is well under it; the
 #: line-based parsers bound the lines they look at much more tightly).
 MAX_LINE = 100_000

@@ -17,7 +17,14 @@ import re
 from collections.abc import Callable, Iterable
 
 from te_doctor.triage.freeform_gpus import capability, gpu, indexed_gpus
-from te_doctor.triage.parse_common import Findings, Report, read_mask, source, version_or_none
+from te_doctor.triage.parse_common import (
+    WINDOWS,
+    Findings,
+    Report,
+    read_mask,
+    source,
+    version_or_none,
+)
 
 FORMAT = "environment-list"
 _MAX_LINE = 400
@@ -228,6 +235,8 @@ def _compiler_name(key: str, value: str) -> str:
 def _platform(key: str, value: str, found: Findings, where: str) -> None:
     if _WSL.search(value):
         found.add("host.wsl", True, where)
+    elif windows := WINDOWS.match(value):
+        found.add("host.os_name", windows.group(0).strip(), where)
 
 
 def _driver_cuda(key: str, value: str, found: Findings, where: str) -> None:
