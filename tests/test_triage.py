@@ -85,6 +85,16 @@ def test_error_matches_rank_first_and_missing_facts_become_questions() -> None:
     assert any("nvidia-smi" in r.what or "pip list" in r.what for r in diagnosis.ask_for)
 
 
+def test_a_signature_that_also_needed_an_environment_fact_ranks_above_the_line_alone() -> None:
+    """TED7010 and TED7074 read the same error line at the same severity; TED7074 also needed
+    the pasted OS to be Windows, so it is the narrower explanation and comes first."""
+    line = "RuntimeError: Rowwise scaling is not currently supported on your device\n"
+    on_windows = [c.rule_id for c in triage_text("OS: Windows 11 Pro\n\n" + line).causes]
+    assert on_windows[:2] == ["TED7074", "TED7010"]
+    on_linux = [c.rule_id for c in triage_text("OS: Ubuntu 22.04.4 LTS (x86_64)\n\n" + line).causes]
+    assert on_linux[0] == "TED7010" and "TED7074" not in on_linux
+
+
 def te_doctor(args: list[str], stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "te_doctor", "triage", *args],

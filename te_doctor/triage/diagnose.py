@@ -138,9 +138,13 @@ def diagnose(
     reads_error = {r.id for r in matching}
     fired = [f for f in findings if f.outcome is Outcome.FIRED]
 
-    def rank(finding: Finding) -> tuple[int, int, str]:
+    required = {rule.id: len(rule.when.all) for rule in rules}
+
+    def rank(finding: Finding) -> tuple[int, int, int, str]:
+        """Error signatures first, then severity, then the narrower rule (more conditions
+        that all had to hold: an error line *and* an environment fact beats the line alone)."""
         tier = 1 if finding.rule_id in in_prose else 0 if finding.rule_id in reads_error else 2
-        return tier, -finding.severity.rank, finding.rule_id
+        return tier, -finding.severity.rank, -required.get(finding.rule_id, 0), finding.rule_id
 
     causes = sorted(fired, key=rank)
     undecided = tuple(f for f in findings if f.outcome is Outcome.UNDECIDED)
