@@ -79,3 +79,14 @@ def test_the_headline_is_at_most_two_lines_of_at_most_two_causes(
     assert 1 <= len(lines) <= 2, lines
     if width is not None:
         assert all(len(line) <= width for line in lines), lines
+
+
+def test_a_failed_smoke_gemm_heads_the_fp8_headline_before_a_predicted_lack() -> None:
+    """Current and delayed scaling failed their smoke GEMMs (cuBLAS, TED742, what "Start here"
+    names); block scaling only lacks a newer torch. The seen failure comes first, said once."""
+    report = run_check(load(FIXTURES[0].parent / "h100-fp8-gemm-fails.json"), GateOptions())
+    assert report.start is not None and report.start.rules[0] == "TED742"
+    causes = report.headline.causes
+    assert causes[0].startswith("the FP8 smoke GEMM failed: RuntimeError: CUBLAS_STATUS_NOT_")
+    assert causes[1] == "PyTorch 2.6.0+cu124 is built for CUDA 12.4"
+    assert report.headline.more == 0

@@ -4,6 +4,7 @@ Pure: a function of the ranked paths, the paths' requirements and the facts. Wit
 Transformer Engine FP8 path viable there is nothing to explain. Otherwise the causes, in
 order: fired errors that rule out the TE FP8 paths this GPU could run (all TE FP8 paths when
 it can run none), fired errors that rule out any other FP8 path when no FP8 path is viable,
+then the smoke GEMMs of those TE FP8 paths that failed (seen, so before what is predicted),
 then what the best TE FP8 path this GPU could run still lacks ("Transformer Engine is not
 installed"). A lack already said by an earlier cause is not repeated; two are shown, the rest
 counted ("and N more below").
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.paths import ExecutionPath
-from te_doctor.engine.recommend import PathVerdict, hardware_fits
+from te_doctor.engine.recommend import SMOKE_REASON, PathVerdict, hardware_fits
 
 SHOWN_CAUSES = 2
 
@@ -49,6 +50,8 @@ def build_headline(
     causes: list[str] = []
     for verdict in target + ([] if viable else fp8):
         causes += [r for r in _rule_reasons(verdict) if r not in causes]
+    for verdict in target:
+        causes += [r for r in _smoke_failures(verdict) if r not in causes]
     if target:
         for reason in target[0].reasons[len(target[0].rules) :]:
             lack = _lack(reason)
@@ -60,6 +63,15 @@ def build_headline(
 
 def _rule_reasons(verdict: PathVerdict) -> list[str]:
     return list(verdict.reasons[: len(verdict.rules)])
+
+
+def _smoke_failures(verdict: PathVerdict) -> list[str]:
+    """A failed smoke GEMM, in words shared by every path it failed for."""
+    return [
+        "the FP8 smoke GEMM " + reason.removeprefix(SMOKE_REASON).split(" ", 1)[1]
+        for reason in verdict.reasons[len(verdict.rules) :]
+        if reason.startswith(SMOKE_REASON)
+    ]
 
 
 def _lack(reason: str) -> str:

@@ -108,7 +108,7 @@ def _judge(
     check = checks.get((path.verified_by, path.device))
     failed = check is not None and check.status in ("failed", "numerics")
     smoke_reason = (
-        (f"its smoke GEMM {check.name} {_SMOKE_WORDS[check.status]}{_detail(check)}",)
+        (f"{SMOKE_REASON}{check.name} {_SMOKE_WORDS[check.status]}{_detail(check)}",)
         if failed and check
         else ()
     )
@@ -131,6 +131,8 @@ def _judge(
 
 
 _SMOKE_WORDS = {"failed": "failed", "numerics": "gave wrong numbers"}
+#: How a reason that a path's own smoke GEMM failed begins (then the check's name).
+SMOKE_REASON = "its smoke GEMM "
 
 
 def _detail(check: SmokeCheck) -> str:
