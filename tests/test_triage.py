@@ -200,9 +200,12 @@ def test_an_error_quoted_in_a_sentence_is_matched_after_the_error_lines() -> Non
 
 def test_a_named_gpu_without_a_count_is_at_least_one_gpu() -> None:
     """`GPU: RTX 3090` states a GPU but not how many: FP8's cc 8.9 check still fires."""
-    diagnosis = triage_text("- GPU: NVIDIA GeForce RTX 3090\n- PyTorch: 2.4.0+cu121\n")
+    diagnosis = triage_text(
+        "- GPU: NVIDIA GeForce RTX 3090\n- PyTorch: 2.4.0+cu121\n- Recipe: FP8\n"
+    )
     assert "TED102" in [c.rule_id for c in diagnosis.causes]
-    assert "TED102" not in [c.rule_id for c in triage_text("- PyTorch: 2.4.0+cu121\n").causes]
+    unnamed = triage_text("- PyTorch: 2.4.0+cu121\n- Recipe: FP8\n")
+    assert "TED102" not in [c.rule_id for c in unnamed.causes]
 
 
 def test_a_paste_without_the_loader_path_keeps_the_driver_too_old_error() -> None:
@@ -234,3 +237,20 @@ def test_a_fix_written_over_several_lines_prints_as_one() -> None:
     one_line = " ".join(finding.fix.split())
     assert f"   fix: {one_line}\n" in render_text(diagnosis)
     assert f"   - Fix: {one_line}\n" in triage_markdown(diagnosis)
+
+
+def test_a_gpu_without_fp8_explains_only_a_report_about_fp8() -> None:
+    """TED102 (no FP8 below sm_89) is a cause of an FP8 report, not of any report that names
+    an RTX 3090; error signatures are never held back."""
+    env = "- GPU: NVIDIA GeForce RTX 3090\n- PyTorch: 2.4.0+cu121\n\n"
+    about_attention = (
+        env + "NotImplementedError: No operator found for `memory_efficient_attention`\n"
+    )
+    assert "TED102" not in [c.rule_id for c in triage_text(about_attention).causes]
+    about_fp8 = env + "I enabled fp8_autocast and training fails\n"
+    assert "TED102" in [c.rule_id for c in triage_text(about_fp8).causes]
+    refused = (
+        env
+        + "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.\n"
+    )
+    assert triage_text(refused).causes[0].rule_id == "TED724"

@@ -5,7 +5,8 @@ rules that need it are "undecided" and turn into "ask the reporter for ..." line
 format the paste already holds, and a message names an unstated fact "not in the paste".
 Error signatures are matched on the captured error lines and then on the whole text the
 environment parsers did not read (a warning in a log, an error quoted in a sentence); causes
-rank in that order, then the rules the stated environment fires.
+rank in that order, then the rules the stated environment fires (a GPU without FP8 only when
+the paste is about FP8: ``triage/relevance.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from te_doctor.engine.fact_paths import FACT_TYPES
 from te_doctor.engine.flatten import FlatFacts
 from te_doctor.engine.rule_model import Rule
 from te_doctor.snapshot.facts import Fact
+from te_doctor.triage.relevance import about_low_precision, bearing_on_report
 
 SOURCE = "triage"
 #: What a message says in place of a fact the paste does not state.
@@ -136,7 +138,13 @@ def diagnose(
     in_prose = _fired_on_prose(facts, matching, prose, findings)
     findings = tuple(in_prose.get(f.rule_id, f) for f in findings)
     reads_error = {r.id for r in matching}
-    fired = [f for f in findings if f.outcome is Outcome.FIRED]
+    error = facts.values.get("smoke.error_text")
+    pasted = (prose, str(error.value) if error is not None and error.known else "")
+    fired = bearing_on_report(
+        (f for f in findings if f.outcome is Outcome.FIRED),
+        reads_error,
+        about_low_precision(pasted, formats),
+    )
 
     required = {rule.id: len(rule.when.all) for rule in rules}
 
