@@ -25,8 +25,13 @@ _KEYS = {
     "source", "url", "title", "category", "confidence", "error_excerpt", "environment_text",
     "root_cause", "fix", "notes",
 }  # fmt: skip
-#: Top-3 over the whole corpus when it was last measured (benchmarks/triage_accuracy.py).
-CORPUS_TOP3_FLOOR = 0.87
+#: Top-3 floors, as last measured (benchmarks/triage_accuracy.py): over the whole corpus, and
+#: over the waves it held before the representative waves 7 and later were added. A new, harder
+#: wave may lower the first (waves 7-8 took it from 87.4% to 84.8%); the second keeps what was
+#: already learnt from the earlier reports from being lost (87.4% at 460 reports, now 88.0%).
+CORPUS_TOP3_FLOOR = 0.84
+EARLIER_WAVES = frozenset(f"wave{n}" for n in range(1, 7))
+EARLIER_WAVES_TOP3_FLOOR = 0.88
 
 
 @pytest.mark.parametrize("report", [r for _, r in REPORTS], ids=[r["source"] for _, r in REPORTS])
@@ -64,9 +69,14 @@ def test_no_report_is_a_development_case() -> None:
 
 
 def test_the_corpus_figure_does_not_fall() -> None:
-    top1, top3 = rates(score(REPORTS))
+    scored = score(REPORTS)
+    top1, top3 = rates(scored)
     assert top3 >= CORPUS_TOP3_FLOOR, f"top-3 {top3:.1%} fell below {CORPUS_TOP3_FLOOR:.1%}"
     assert top1 <= top3
+    _, earlier = rates([s for s in scored if s.wave in EARLIER_WAVES])
+    assert earlier >= EARLIER_WAVES_TOP3_FLOOR, (
+        f"waves 1-6 top-3 {earlier:.1%} fell below {EARLIER_WAVES_TOP3_FLOOR:.1%}"
+    )
 
 
 def test_the_before_rules_figures_are_recorded() -> None:
