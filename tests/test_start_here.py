@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from te_doctor.check.commands import rerun_command, with_interpreter
+from te_doctor.check.headline import build_headline
 from te_doctor.check.pipeline import load_rule_set, run_check
 from te_doctor.check.report import GateOptions
+from te_doctor.engine.flatten import FlatFacts
+from te_doctor.engine.recommend import PathVerdict
 from te_doctor.engine.remedies import load_remedies
 from te_doctor.engine.rule_model import RuleFileError
 from te_doctor.render.check_text import headline_lines
@@ -90,3 +93,21 @@ def test_a_failed_smoke_gemm_heads_the_fp8_headline_before_a_predicted_lack() ->
     assert causes[0].startswith("the FP8 smoke GEMM failed: RuntimeError: CUBLAS_STATUS_NOT_")
     assert causes[1] == "PyTorch 2.6.0+cu124 is built for CUDA 12.4"
     assert report.headline.more == 0
+
+
+def _ruled_out(path_id: str, reason: str) -> PathVerdict:
+    families = ("fp8", "te-fp8", "te", "gpu")
+    return PathVerdict(path_id, path_id, families, False, "ruled-out", "", False, (reason,))
+
+
+def test_a_smoke_failure_of_the_first_te_fp8_path_is_said_once() -> None:
+    """The best TE FP8 path's own failed smoke GEMM is also what it lacks: one cause, not the
+    same failure twice in other words."""
+    failed = ": RuntimeError: CUBLAS_STATUS_NOT_SUPPORTED"
+    ranking = [
+        _ruled_out("te-fp8-block", f"its smoke GEMM te-fp8-block failed{failed}"),
+        _ruled_out("te-fp8-current", f"its smoke GEMM te-fp8-current failed{failed}"),
+    ]
+    headline = build_headline(ranking, [], FlatFacts({}, ()))
+    assert headline.causes == (f"the FP8 smoke GEMM failed{failed}",)
+    assert headline.more == 0

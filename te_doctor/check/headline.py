@@ -66,16 +66,19 @@ def _rule_reasons(verdict: PathVerdict) -> list[str]:
 
 
 def _smoke_failures(verdict: PathVerdict) -> list[str]:
-    """A failed smoke GEMM, in words shared by every path it failed for."""
+    """The path's failed smoke GEMM, in the words every path it failed for shares."""
     return [
-        "the FP8 smoke GEMM " + reason.removeprefix(SMOKE_REASON).split(" ", 1)[1]
+        _lack(reason)
         for reason in verdict.reasons[len(verdict.rules) :]
         if reason.startswith(SMOKE_REASON)
     ]
 
 
 def _lack(reason: str) -> str:
-    """What is missing, from ``needs ...; <what is here>``; other reasons whole."""
+    """What is missing, from ``needs ...; <what is here>``; a failed smoke GEMM without the
+    path's name (so it is said once); other reasons whole."""
+    if reason.startswith(SMOKE_REASON):
+        return "the FP8 smoke GEMM " + reason.removeprefix(SMOKE_REASON).split(" ", 1)[1]
     needs, _, found = reason.rpartition("; ")
     if not needs.startswith("needs ") or found.startswith("te-doctor could not tell"):
         return reason
