@@ -127,3 +127,44 @@ def test_a_line_up_to_2000_characters_is_read() -> None:
     assert len(line) == 2000
     assert facts(line + "\n") == {"packages.torch": "2.1.0"}
     assert facts(line + "x\n") == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "needle", "release"),
+    [
+        ("huggingface/accelerate#1282", "nvcr.io", "22.09"),  # "docker from: nvcr.io/..."
+        ("NVIDIA/TransformerEngine#985", "FROM nvcr.io", "24.03"),  # a Dockerfile line
+        ("NVIDIA/Megatron-LM#1274", "nvcr.io", "24.04"),  # inside a `docker run` command
+    ],
+)
+def test_real_ngc_pytorch_images_name_the_container_release(
+    source: str, needle: str, release: str
+) -> None:
+    assert facts(line_of(source, needle) + "\n") == {"host.ngc_pytorch_version": release}
+
+
+def test_an_ngc_image_is_a_fact_triage_reasons_with() -> None:
+    parsed = parse_report(line_of("huggingface/accelerate#1282", "nvcr.io"))
+    assert parsed.facts["host.ngc_pytorch_version"] == "22.09"
+    assert parsed.sources["host.ngc_pytorch_version"].startswith("ngc-container: 'docker from:")
+    assert "ngc-container" in parsed.formats
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "docker pull nvcr.io/nvidia/pytorch:24.0",  # cut inside the tag
+        "nvcr.io/nvidia/pytorch:latest\n",
+        "nvcr.io/nvidia/nemo:24.05\n",  # another container: not the PyTorch release
+        "nvcr.io/nvidia/pytorch:\n" * 3000,
+        "xnvcr.io/nvidia/pytorch:24.03-py3\n",
+    ],
+)
+def test_what_names_no_ngc_pytorch_release_gives_nothing(text: str) -> None:
+    assert facts(text) == {}
+
+
+def test_two_ngc_releases_in_one_paste_are_a_conflict_not_a_fact() -> None:
+    parsed = parse_report("FROM nvcr.io/nvidia/pytorch:24.03-py3\nnow on nvcr.io/nvidia/pytorch:25.01-py3\n")
+    assert "host.ngc_pytorch_version" not in parsed.facts
+    assert parsed.conflicts["host.ngc_pytorch_version"] == ("24.03", "25.01")
