@@ -165,6 +165,8 @@ def test_what_names_no_ngc_pytorch_release_gives_nothing(text: str) -> None:
 
 
 def test_two_ngc_releases_in_one_paste_are_a_conflict_not_a_fact() -> None:
-    parsed = parse_report("FROM nvcr.io/nvidia/pytorch:24.03-py3\nnow on nvcr.io/nvidia/pytorch:25.01-py3\n")
+    parsed = parse_report(
+        "FROM nvcr.io/nvidia/pytorch:24.03-py3\nnow on nvcr.io/nvidia/pytorch:25.01-py3\n"
+    )
     assert "host.ngc_pytorch_version" not in parsed.facts
     assert parsed.conflicts["host.ngc_pytorch_version"] == ("24.03", "25.01")
