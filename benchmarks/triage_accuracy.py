@@ -4,9 +4,9 @@ Reads the corpus (``tests/data/reports/wave*.json``: public bug reports with the
 error and environment text verbatim, and the category the thread's fix supports), pastes each
 report the way a reporter would (environment, then error) into the triage parser and diagnosis,
 and counts a hit when the labelled category is the first cause (top-1) or among the first three
-(top-3). Prints the whole corpus, each category and each wave, and the figures recorded for the
-held-out waves before any rule or parser was written for them (the last wave's is the
-generalisation figure).
+(top-3). Prints the whole corpus, its reports with and without pasted error text, each category
+and each wave, and the figures recorded for the held-out waves before any rule or parser was
+written for them (the last wave's is the generalisation figure).
 
     python benchmarks/triage_accuracy.py [--misses] [--json]
 """
@@ -40,12 +40,20 @@ class Scored:
     category: str
     rank: int
     top: tuple[str, ...]
+    #: whether the reporter pasted any error text (else the environment alone speaks)
+    has_error: bool = True
+
+
+def wave_number(wave: str) -> int:
+    """The number of a wave's name (``wave10`` -> 10), so that wave 10 sorts after wave 9."""
+    return int(wave.removeprefix("wave"))
 
 
 def load_corpus(directory: Path = CORPUS) -> list[tuple[str, dict[str, Any]]]:
-    """Every report with its wave (``wave1``, ``wave2``, ...), file by file."""
+    """Every report with its wave (``wave1``, ``wave2``, ...), wave by wave, file by file."""
     reports = []
-    for path in sorted(directory.glob("wave*.json")):
+    paths = directory.glob("wave*.json")
+    for path in sorted(paths, key=lambda p: (wave_number(p.stem.split("-", 1)[0]), p.name)):
         wave = path.stem.split("-", 1)[0]
         reports += [(wave, item) for item in json.loads(path.read_text(encoding="utf-8"))]
     return reports
@@ -67,7 +75,8 @@ def score(reports: Sequence[tuple[str, dict[str, Any]]]) -> list[Scored]:
         causes = diagnose(facts, rules, parsed.formats, parsed.unread_text).causes
         top = tuple(dict.fromkeys(c.category for c in causes))[:3]
         rank = top.index(report["category"]) + 1 if report["category"] in top else 0
-        scored.append(Scored(report["source"], wave, report["category"], rank, top))
+        has_error = bool((report.get("error_excerpt") or "").strip())
+        scored.append(Scored(report["source"], wave, report["category"], rank, top, has_error))
     return scored
 
 
@@ -93,11 +102,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="the reports' directory")
     args = parser.parse_args(argv)
     scored = score(load_corpus(args.corpus))
-    waves = {w: [s for s in scored if s.wave == w] for w in sorted({s.wave for s in scored})}
+    names = sorted({s.wave for s in scored}, key=wave_number)
+    waves = {w: [s for s in scored if s.wave == w] for w in names}
     categories = {
         c: [s for s in scored if s.category == c] for c in sorted({s.category for s in scored})
     }
-    groups = {"corpus": scored, **waves, **categories}
+    pasted = {
+        "with error text": [s for s in scored if s.has_error],
+        "environment only": [s for s in scored if not s.has_error],
+    }
+    groups = {"corpus": scored, **pasted, **waves, **categories}
     recorded = (
         json.loads(RECORDED_BEFORE_RULES.read_text(encoding="utf-8"))
         if RECORDED_BEFORE_RULES.is_file()
@@ -111,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"figures": figures, "before_rules": recorded}, indent=1))
         return 0
     print(f"{'':<22} {'n':>4}")
-    for section in ({"corpus": scored}, waves, categories):
+    for section in ({"corpus": scored, **pasted}, waves, categories):
         print("\n".join(_line(name, group) for name, group in section.items()), end="\n\n")
     for number, before in enumerate(recorded, 1):
         last = " (the last held-out wave)" if number == len(recorded) else ""

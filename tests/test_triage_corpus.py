@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.triage_accuracy import CORPUS, load_corpus, rates, score
+from benchmarks.triage_accuracy import CORPUS, load_corpus, rates, score, wave_number
 from te_doctor.engine.rule_model import CATEGORIES
 from tests.conftest import skip_unless_shared
 
@@ -82,8 +82,19 @@ def test_the_corpus_figure_does_not_fall() -> None:
 def test_the_before_rules_figures_are_recorded() -> None:
     """One record per held-out wave, oldest first; the last is the newest wave's."""
     recorded = json.loads((CORPUS / "before-rules.json").read_text(encoding="utf-8"))
-    waves = sorted({w for w, _ in REPORTS})
+    waves = sorted({w for w, _ in REPORTS}, key=wave_number)
     assert [r["wave"] for r in recorded] == waves[1:]
     for record in recorded:
         assert record["reports"] == sum(w == record["wave"] for w, _ in REPORTS)
         assert 0 <= record["top1"] <= record["top3"] <= 1
+
+
+def test_waves_are_read_in_number_order(tmp_path: Path) -> None:
+    """Wave 10 comes after wave 9 (a string sort would put it after wave 1)."""
+    for name in ("wave10-a", "wave9-b", "wave9-a", "wave1-x"):
+        (tmp_path / f"{name}.json").write_text(json.dumps([{"source": name}]), encoding="utf-8")
+    loaded = [(wave, report["source"]) for wave, report in load_corpus(tmp_path)]
+    assert loaded == [
+        ("wave1", "wave1-x"), ("wave9", "wave9-a"), ("wave9", "wave9-b"), ("wave10", "wave10-a")
+    ]  # fmt: skip
+    assert sorted(["wave10", "wave9", "wave2"], key=wave_number) == ["wave2", "wave9", "wave10"]
