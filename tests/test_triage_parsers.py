@@ -942,11 +942,14 @@ def test_a_paste_cut_mid_line_states_nothing_new(name: str) -> None:
         ("NVIDIA A10G", "8.6"),
         ("NVIDIA A40", "8.6"),
         ("NVIDIA RTX A6000", "8.6"),
+        ("NVIDIA A6000", "8.6"),  # the "RTX" dropped, as in kijai/ComfyUI-WanVideoWrapper#721
+        ("RTX A4500", "8.6"),
         ("NVIDIA GeForce RTX 3090 Ti", "8.6"),
         ("NVIDIA L4", "8.9"),
         ("NVIDIA L40S", "8.9"),
         ("NVIDIA RTX 6000 Ada Generation", "8.9"),
         ("NVIDIA GeForce RTX 4090 D", "8.9"),
+        ("RTX 4090D", "8.9"),  # as in aredden/flux-fp8-api#44
         ("NVIDIA H100 80GB HBM3", "9.0"),
         ("NVIDIA H200", "9.0"),
         ("NVIDIA H800", "9.0"),
@@ -968,7 +971,16 @@ def test_compute_capability_from_name(name: str, cc: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["NVIDIA GeForce ...", "NVIDIA L4...", "NVIDIA GB10...", "NVIDIA RTX 6000", "Some GPU", ""],
+    [
+        "NVIDIA GeForce ...",
+        "NVIDIA L4...",
+        "NVIDIA GB10...",
+        "NVIDIA RTX 6000",
+        "Some GPU",
+        "",
+        "A6000X",
+        "NVIDIA A60...",
+    ],
 )
 def test_compute_capability_unknown_or_cut_names(name: str) -> None:
     assert compute_capability(name) is None

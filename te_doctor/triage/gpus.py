@@ -30,11 +30,11 @@ _TABLE: tuple[tuple[str, str], ...] = (
     # Ada Lovelace
     (r"\bL(?:4|20|40S?|40G)\b", "8.9"),
     (r"\bRTX [2-6][05]00(?: SFF)? Ada\b", "8.9"),
-    (r"\bRTX ?40[5-9]0\b", "8.9"),
+    (r"\bRTX ?40[5-9]0D?\b", "8.9"),  # the 4090 D sold in China
     # Ampere
     (r"\bA(?:100|800|30)\b", "8.0"),
     (r"\bA(?:10G?|40|16|2)\b", "8.6"),
-    (r"\bRTX A[1-6][05]00\b", "8.6"),
+    (r"\b(?:RTX )?A[1-6][05]00\b", "8.6"),  # people drop the "RTX": "NVIDIA A6000"
     (r"\bRTX ?30[5-9]0\b", "8.6"),
     # Turing
     (r"\bT4\b", "7.5"),
