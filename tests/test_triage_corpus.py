@@ -27,11 +27,12 @@ _KEYS = {
 }  # fmt: skip
 #: Top-3 floors, as last measured (benchmarks/triage_accuracy.py): over the whole corpus, and
 #: over the waves it held before the representative waves 7 and later were added. A new, harder
-#: wave may lower the first (waves 7-10 took it from 87.4% to 82.0%); the second keeps what was
-#: already learnt from the earlier reports from being lost (87.4% at 460 reports, now 88.3%).
-CORPUS_TOP3_FLOOR = 0.82
+#: wave may lower the first (wave 10 took it to 82.0% before its rules, 84.9% after); the second
+#: keeps what was already learnt from the earlier reports from being lost (87.4% at 460 reports,
+#: now 89.3%).
+CORPUS_TOP3_FLOOR = 0.84
 EARLIER_WAVES = frozenset(f"wave{n}" for n in range(1, 7))
-EARLIER_WAVES_TOP3_FLOOR = 0.88
+EARLIER_WAVES_TOP3_FLOOR = 0.89
 
 
 @pytest.mark.parametrize("report", [r for _, r in REPORTS], ids=[r["source"] for _, r in REPORTS])
