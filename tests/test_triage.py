@@ -254,3 +254,21 @@ def test_a_gpu_without_fp8_explains_only_a_report_about_fp8() -> None:
         + "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.\n"
     )
     assert triage_text(refused).causes[0].rule_id == "TED724"
+
+
+_FA_REFUSAL = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/u/app.py", line 9, in <module>\n'
+    "    out = flash_attn_func(q, k, v)\n"
+    "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n"
+)
+
+
+def test_prose_can_rule_out_a_signature_the_error_line_fired() -> None:
+    """The error line alone reads as "a GPU older than Ampere" (TED7016); a sentence naming a
+    Blackwell GPU is that rule's exclusion, so it stays silent and the old-build cause leads."""
+    alone = [c.rule_id for c in triage_text(_FA_REFUSAL).causes]
+    assert alone[0] == "TED7016"
+    with_gpu = [c.rule_id for c in triage_text("I have an RTX 5090\n" + _FA_REFUSAL).causes]
+    assert "TED7016" not in with_gpu
+    assert with_gpu[0] == "TED7138"

@@ -4,8 +4,9 @@ Facts come only from what the text states; everything else is unknown (never gue
 rules that need it are "undecided" and turn into "ask the reporter for ..." lines, never for a
 format the paste already holds, and a message names an unstated fact "not in the paste".
 Error signatures are matched on the captured error lines and then on the whole text the
-environment parsers did not read (a warning in a log, an error quoted in a sentence); causes
-rank in that order, then the rules the stated environment fires (a GPU without FP8 only when
+environment parsers did not read (a warning in a log, an error quoted in a sentence), and that
+text can also rule out a signature the error lines fired (its ``when.none``); causes rank in
+that order, then the rules the stated environment fires (a GPU without FP8 only when
 the paste is about FP8: ``triage/relevance.py``).
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from te_doctor.engine.conditions import Truth
 from te_doctor.engine.derived import add_majors
 from te_doctor.engine.error_capture import error_facts
 from te_doctor.engine.error_causes import signatures
@@ -135,6 +137,7 @@ def diagnose(
         rules,
     )
     matching = signatures(rules)
+    findings = _ruled_out_by_prose(facts, matching, prose, findings)
     in_prose = _fired_on_prose(facts, matching, prose, findings)
     findings = tuple(in_prose.get(f.rule_id, f) for f in findings)
     reads_error = {r.id for r in matching}
@@ -167,6 +170,24 @@ def diagnose(
         undecided=undecided,
         ask_for=_requests(undecided, formats),
     )
+
+
+def _ruled_out_by_prose(
+    facts: FlatFacts, matching: Sequence[Rule], prose: str, findings: Sequence[Finding]
+) -> tuple[Finding, ...]:
+    """A signature that fired on the error lines stays silent when one of its exclusions
+    (``when.none``) matches the rest of the text: a paste that names a Blackwell GPU rules out
+    "a GPU older than Ampere", though the error line alone does not say which GPU it ran on."""
+    excluding = {rule.id: rule.when.none for rule in matching if rule.when.none}
+    if not prose.strip() or not excluding:
+        return tuple(findings)
+    with_prose = with_error_text(facts, prose, f"{SOURCE}: pasted text")
+
+    def ruled_out(finding: Finding) -> bool:
+        none = excluding.get(finding.rule_id, ())
+        return finding.fired and any(leaf.evaluate(with_prose)[0] is Truth.TRUE for leaf in none)
+
+    return tuple(replace(f, outcome=Outcome.PASSED) if ruled_out(f) else f for f in findings)
 
 
 def _fired_on_prose(
