@@ -41,7 +41,7 @@ class Scored:
     rank: int
     top: tuple[str, ...]
     #: whether the reporter pasted any error text (else the environment alone speaks)
-    has_error: bool = True
+    has_error: bool
 
 
 def wave_number(wave: str) -> int:
@@ -51,12 +51,19 @@ def wave_number(wave: str) -> int:
 
 def load_corpus(directory: Path = CORPUS) -> list[tuple[str, dict[str, Any]]]:
     """Every report with its wave (``wave1``, ``wave2``, ...), wave by wave, file by file."""
-    reports = []
-    paths = directory.glob("wave*.json")
-    for path in sorted(paths, key=lambda p: (wave_number(p.stem.split("-", 1)[0]), p.name)):
-        wave = path.stem.split("-", 1)[0]
-        reports += [(wave, item) for item in json.loads(path.read_text(encoding="utf-8"))]
-    return reports
+    paths = sorted(
+        directory.glob("wave*.json"), key=lambda path: (wave_number(_wave_of(path)), path.name)
+    )
+    return [
+        (_wave_of(path), item)
+        for path in paths
+        for item in json.loads(path.read_text(encoding="utf-8"))
+    ]
+
+
+def _wave_of(path: Path) -> str:
+    """``wave10`` for ``wave10-a.json``."""
+    return path.stem.split("-", 1)[0]
 
 
 def pasted_text(report: dict[str, Any]) -> str:
