@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
 
@@ -14,11 +14,33 @@ T = TypeVar("T")
 #: a plain ``join()`` would not notice until the work ended (the smoke child's whole timeout).
 WAKE_S = 0.1
 
+#: The interrupts that arrived, each as its KeyboardInterrupt's message ("" for Ctrl-C). Python
+#: prints and drops an exception raised while the main thread runs a finalizer (a weakref
+#: callback, ``__del__``): a wait that finds one here raises it again rather than wait on.
+_ARRIVED: list[str] = []
+
+
+def interrupt(message: str = "") -> NoReturn:
+    """Stop the main thread's work as Ctrl-C does, and remember it for the waits (a handler's
+    body: cli.main installs it for SIGINT and SIGTERM)."""
+    _ARRIVED.append(message)
+    if message:
+        raise KeyboardInterrupt(message)
+    raise KeyboardInterrupt
+
+
+def forget_interrupts() -> None:
+    """A new run starts (te-doctor's CLI called again in one process): nothing has arrived."""
+    _ARRIVED.clear()
+
 
 def join(worker: threading.Thread, timeout: float | None = None) -> None:
-    """``worker.join(timeout)`` that wakes every ``WAKE_S`` so a signal is acted on at once."""
+    """``worker.join(timeout)`` that wakes every ``WAKE_S`` so a signal is acted on at once,
+    even one whose KeyboardInterrupt a finalizer dropped."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while worker.is_alive():
+        if _ARRIVED:
+            interrupt(_ARRIVED[-1])
         left = WAKE_S if deadline is None else min(WAKE_S, deadline - time.monotonic())
         if left <= 0:
             return

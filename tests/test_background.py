@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
 
-from te_doctor.background import in_background, join
+from te_doctor.background import forget_interrupts, in_background, interrupt, join
 from te_doctor.engine.rule_model import RuleFileError
 
 
@@ -53,3 +55,65 @@ def test_a_signal_handled_while_waiting_ends_the_wait() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         release.set()
+
+
+#: The dropped KeyboardInterrupt is what these tests make; pytest would report it as a warning.
+DROPPED = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+class _InterruptedFinalizer:
+    """Python prints and drops what a finalizer raises ('Exception ignored in: ...')."""
+
+    def __del__(self) -> None:
+        interrupt("SIGTERM")
+
+
+@DROPPED
+def test_an_interrupt_a_finalizer_dropped_still_ends_the_wait() -> None:
+    """Ctrl-C that lands in a weakref callback or ``__del__`` raises there and is dropped; the
+    wait for the smoke child must still end, not run to the child's timeout (a CI run hung so)."""
+    release = threading.Event()
+    wait = in_background(release.wait, "te-doctor-test")
+    _InterruptedFinalizer()  # collected at once: its KeyboardInterrupt is dropped
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            wait()
+    finally:
+        forget_interrupts()
+        release.set()
+
+
+@DROPPED
+def test_a_forgotten_interrupt_does_not_end_a_later_wait() -> None:
+    _InterruptedFinalizer()
+    forget_interrupts()
+    assert in_background(lambda: "done", "te-doctor-test")() == "done"
+
+
+DROPPED_CTRL_C = """
+import signal, sys, threading
+from te_doctor.background import in_background
+from te_doctor.cli import main as cli
+
+class Finalizer:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)  # the handler runs here, in the finalizer
+
+def hang(argv):
+    Finalizer()
+    return in_background(threading.Event().wait, "smoke")()
+
+cli._run = hang
+try:
+    cli.main([])
+except KeyboardInterrupt:
+    print("interrupted", signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_the_cli_remembers_ctrl_c_and_gives_the_handler_back() -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", DROPPED_CTRL_C], capture_output=True, text=True, timeout=30
+    )
+    assert "Exception ignored" in run.stderr  # the finalizer did drop it
+    assert run.stdout == "interrupted True\n", run.stderr

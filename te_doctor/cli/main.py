@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from te_doctor import __version__
+from te_doctor.background import forget_interrupts, interrupt
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
 
@@ -109,12 +110,13 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of raising ``SystemExit``."""
     _survive_closed_streams()
-    previous = _terminate_like_interrupt()
+    forget_interrupts()
+    previous = _interrupts_remembered()
     try:
         return _run(argv)
-    finally:  # called in-process (tests, the API): leave the caller's SIGTERM handling as it was
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    finally:  # called in-process (tests, the API): leave the caller's signal handling as it was
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -162,14 +164,19 @@ def _survive_closed_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
-def _terminate_like_interrupt() -> Any:
+def _interrupts_remembered() -> dict[int, Any]:
     """SIGTERM (a batch system's cancel, ``kill``) ends te-doctor like Ctrl-C: children are
-    stopped, a fleet sweep's job is cancelled, exit 130. Only the main thread may set it;
-    returns the handler it replaced (None when it set none)."""
+    stopped, a fleet sweep's job is cancelled, exit 130. Both are remembered, so a wait still
+    stops when a finalizer dropped the KeyboardInterrupt (``background.interrupt``). Only the
+    main thread may set handlers, and an ignored Ctrl-C (``nohup``) stays ignored; returns the
+    handlers replaced."""
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return {}
 
-    def interrupt(number: int, frame: object) -> None:
-        raise KeyboardInterrupt(signal.Signals(number).name)
+    def handle(number: int, frame: object) -> None:
+        interrupt("" if number == signal.SIGINT else signal.Signals(number).name)
 
-    return signal.signal(signal.SIGTERM, interrupt)
+    previous: dict[int, Any] = {signal.SIGTERM: signal.signal(signal.SIGTERM, handle)}
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, handle)
+    return previous
