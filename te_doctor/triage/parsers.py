@@ -23,6 +23,7 @@ from te_doctor.engine.condition_parser import spec_of
 from te_doctor.engine.derived import driver_cuda_version
 from te_doctor.engine.fact_paths import PYTHON_TYPES, FactType
 from te_doctor.triage import (
+    parse_check_report,
     parse_collect_env,
     parse_errors,
     parse_freeform,
@@ -52,6 +53,7 @@ class Parsed:
 #: Parsers in priority order: the first to state a value gives the fact its source.
 _PARSERS: tuple[Callable[[Report], Findings], ...] = (
     parse_te_doctor.parse,
+    parse_check_report.parse,
     parse_collect_env.parse,
     parse_nvidia.parse,
     parse_packages.parse,
@@ -87,6 +89,8 @@ def _parse(text: str) -> Parsed:
     except Exception:  # noqa: BLE001 - a parser bug yields no errors, not a crash
         error_text, errors = "", Findings()
     results.append(errors)
+    in_reports = [error for found in results for error in found.errors]  # pasted smoke tests'
+    error_text = "\n".join(text for text in (*in_reports, error_text) if text)
     facts, sources, conflicts = _merge(obs for found in results for obs in found.observations)
     _derive(facts, sources, conflicts)
     formats = tuple(dict.fromkeys(fmt for found in results for fmt in found.formats))

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 
 from te_doctor.engine.evaluate import Finding
-from te_doctor.triage.parse_te_doctor import JSON_FORMAT, TEXT_FORMAT
+from te_doctor.triage import parse_check_report, parse_te_doctor
 
 #: The category whose environment rules speak only to FP8/FP4 reports.
 LOW_PRECISION_CATEGORY = "unsupported-gpu-fp8"
@@ -23,7 +23,15 @@ LOW_PRECISION_CATEGORY = "unsupported-gpu-fp8"
 _LOW_PRECISION = re.compile(
     r"(?=[fFeEmMnNsS])(?:fp8|fp4|float8|e4m3|e5m2|mxfp|nvfp4|scaled_mm|scaled mm)", re.IGNORECASE
 )
-_OWN_REPORTS = frozenset({JSON_FORMAT, TEXT_FORMAT})
+_OWN_REPORTS = frozenset(
+    {
+        parse_te_doctor.JSON_FORMAT,
+        parse_te_doctor.TEXT_FORMAT,
+        parse_check_report.TEXT_FORMAT,
+        parse_check_report.MARKDOWN_FORMAT,
+        parse_check_report.JSON_FORMAT,
+    }
+)
 
 
 def about_low_precision(texts: Iterable[str], formats: Iterable[str]) -> bool:
