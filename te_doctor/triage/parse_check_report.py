@@ -79,11 +79,8 @@ def _json(report: Report, found: Findings) -> None:
         for area in data["areas"]:
             if isinstance(area, dict):
                 _area(str(area.get("name", "")), str(area.get("found", "")), JSON_FORMAT, found)
-        error = (
-            (data.get("smoke") or {}).get("error_text")
-            if isinstance(data.get("smoke"), dict)
-            else None
-        )
+        smoke = data.get("smoke")
+        error = smoke.get("error_text") if isinstance(smoke, dict) else None
         if isinstance(error, dict) and isinstance(error.get("value"), str) and error["value"]:
             found.errors.append(error["value"])
         position = end
