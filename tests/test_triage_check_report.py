@@ -105,12 +105,6 @@ def test_a_gpu_t4_report_names_fp8_and_bf16_as_causes() -> None:
     assert causes[:2] == ["TED102", "TED114"]
 
 
-def test_a_report_and_the_check_it_asks_for_are_not_asked_for_again() -> None:
-    fixture = Path(__file__).parent / "fixtures" / "t4.json"
-    diagnosis = triage_text(rendered(fixture, CheckFormat.TEXT))
-    assert not [r for r in diagnosis.ask_for if "te-doctor check" in r.what]
-
-
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
 def test_a_report_cut_anywhere_gives_only_true_facts(fmt: CheckFormat) -> None:
     fixture = Path(__file__).parent / "fixtures" / "two-te-variants.json"

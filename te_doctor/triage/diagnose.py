@@ -75,9 +75,6 @@ _ALREADY_PASTED: Mapping[str, frozenset[str]] = {
     "the output of `nvcc --version`": frozenset({"nvcc"}),
     "the output of `pip list`": frozenset({"pip-list", "pip-freeze", "conda-list"}),
     _PROBE: frozenset({"te-doctor-json", "te-doctor-text"}),
-    "the output of `te-doctor check --format markdown`": frozenset(
-        {"te-doctor-check-text", "te-doctor-check-markdown", "te-doctor-check-json"}
-    ),
 }
 
 
