@@ -272,3 +272,14 @@ def test_prose_can_rule_out_a_signature_the_error_line_fired() -> None:
     with_gpu = [c.rule_id for c in triage_text("I have an RTX 5090\n" + _FA_REFUSAL).causes]
     assert "TED7016" not in with_gpu
     assert with_gpu[0] == "TED7138"
+
+
+def test_a_service_log_reads_as_the_program_printed_it() -> None:
+    """journald puts its prefix on every line; xFormers' two-line warning is read whole."""
+    text = (
+        "Aug 12 10:38:34 fileserver unsloth[4073658]: WARNING[XFORMERS]: xFormers can't load "
+        "C++/CUDA extensions. xFormers was built for:\n"
+        "Aug 12 10:38:34 fileserver unsloth[4073658]:     PyTorch 2.10.0+cu128 with CUDA 1208 "
+        "(you have 2.11.0+cu130)\n"
+    )
+    assert "TED7034" in [c.rule_id for c in triage_text(text).causes]

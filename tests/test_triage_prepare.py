@@ -55,6 +55,17 @@ from te_doctor.triage.parse_common import (
         ("", ("",)),
         ("\n", ("",)),
         ("a\n\nb\n", ("a", "", "b")),
+        (
+            "Aug 12 10:38:34 fileserver unsloth[4073658]:     PyTorch 2.10.0\n",
+            ("    PyTorch 2.10.0",),
+        ),
+        ("Dec  3 07:01:02 gpu-7 kernel: NVRM: Xid 79\n", ("NVRM: Xid 79",)),
+        ("May 12 10:00:00 is when it broke: oops\n", ("May 12 10:00:00 is when it broke: oops",)),
+        ("Aug is a month\n", ("Aug is a month",)),
+        (
+            "x Aug 12 10:38:34 host unit[1]: not at the start\n",
+            ("x Aug 12 10:38:34 host unit[1]: not at the start",),
+        ),
     ],
 )
 def test_prepare_lines(raw: str, lines: tuple[str, ...]) -> None:

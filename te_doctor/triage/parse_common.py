@@ -32,6 +32,13 @@ MAX_SNIPPET = 160
 MAX_OBSERVATIONS = 20_000
 
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?){1,16}")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+#: A syslog/journald prefix (``Aug 12 10:38:34 host unit[4073]: ``): taken off each line, so a
+#: message a service logged reads as the program printed it (continuation lines included).
+_SYSLOG = re.compile(
+    rf"^(?:{'|'.join(_MONTHS)}) [ \d]\d \d\d:\d\d:\d\d "  # the time stamp, then host and unit
+    r"[\w.-]{1,64} [\w.@/:-]{1,80}(?:\[\d{1,10}\])?: "
+)
 _FENCE = re.compile(r"^[ \t]{0,12}(?:`{3,12}|~{3,12})[ \t]{0,4}[\w+.#-]{0,30}[ \t]{0,4}$")
 _TAG = re.compile(
     r"</?(?:details|summary|code|pre|br|p|b|i|kbd|sub|sup|tt)\b[^<>\n]{0,200}>", re.IGNORECASE
@@ -128,6 +135,8 @@ def prepare(raw: str) -> Report:
         line = line[:MAX_LINE]
         if ">" in line[:40]:
             line = _QUOTE.sub("", line, count=1)
+        if line[:3] in _MONTHS:
+            line = _SYSLOG.sub("", line, count=1)
         if "<" in line:
             line = _TAG.sub("", line)
         fence = ("```" in line or "~~~" in line) and bool(_FENCE.match(line))
