@@ -27,9 +27,9 @@ _KEYS = {
 }  # fmt: skip
 #: Top-3 floors, as last measured (benchmarks/triage_accuracy.py): over the whole corpus, and
 #: over the waves it held before the representative waves 7 and later were added. A new, harder
-#: wave may lower the first (wave 12 took it from 84.0% to 80.7% before its rules, 82.8% after); the second
-#: keeps what was already learnt from the earlier reports from being lost (87.4% at 460 reports,
-#: now 89.3%).
+#: wave may lower the first (wave 12 took it from 84.0% to 80.7% before its rules, 82.8% after);
+#: the second keeps what was already learnt from the earlier reports from being lost (87.4% at
+#: 460 reports, now 89.3%).
 CORPUS_TOP3_FLOOR = 0.828
 EARLIER_WAVES = frozenset(f"wave{n}" for n in range(1, 7))
 EARLIER_WAVES_TOP3_FLOOR = 0.89
