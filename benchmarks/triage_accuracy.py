@@ -78,7 +78,7 @@ def score(reports: Sequence[tuple[str, dict[str, Any]]]) -> list[Scored]:
     scored = []
     for wave, report in reports:
         parsed = parse_report(pasted_text(report))
-        facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
+        facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text, parsed.absent)
         causes = diagnose(facts, rules, parsed.formats, parsed.unread_text).causes
         top = tuple(dict.fromkeys(c.category for c in causes))[:3]
         rank = top.index(report["category"]) + 1 if report["category"] in top else 0

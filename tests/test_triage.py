@@ -25,7 +25,7 @@ RULES, _ = load_rule_set()
 def triage_text(text: str) -> Any:
     parsed = parse_report(text)
     return diagnose(
-        pasted_facts(parsed.facts, parsed.sources, parsed.error_text),
+        pasted_facts(parsed.facts, parsed.sources, parsed.error_text, parsed.absent),
         RULES,
         parsed.formats,
         parsed.unread_text,

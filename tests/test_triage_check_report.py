@@ -64,6 +64,16 @@ def test_every_fact_read_back_is_the_machines(fixture: Path, fmt: CheckFormat, s
     assert not wrong
     stated = {path for path in CORE if truth.get(path) is not None}
     assert stated <= set(parsed.facts)
+    assert not [path for path in parsed.absent if path in truth]  # "not installed" is true
+
+
+def test_a_report_of_a_machine_without_a_driver_says_so() -> None:
+    """The report says "not installed" in words; triage reads it as the driver's absence."""
+    fixture = Path(__file__).parent / "fixtures" / "no-gpu-laptop.json"
+    for fmt in FORMATS:
+        parsed = parse_report(rendered(fixture, fmt))
+        assert {"driver.version", "te.version"} <= set(parsed.absent), fmt
+        assert "TED101" in [c.rule_id for c in triage_text(rendered(fixture, fmt)).causes], fmt
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)

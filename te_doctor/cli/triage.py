@@ -40,7 +40,7 @@ def triage(
 
     parsed = parse_report(read_pasted(source))
     rules, _ = load_rule_set(rules_dirs)
-    facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text)
+    facts = pasted_facts(parsed.facts, parsed.sources, parsed.error_text, parsed.absent)
     text = TRIAGE_RENDERERS[output_format](
         diagnose(facts, rules, parsed.formats, parsed.unread_text)
     )

@@ -98,13 +98,19 @@ class Diagnosis:
 
 
 def pasted_facts(
-    facts: Mapping[str, object], sources: Mapping[str, str], error_text: str
+    facts: Mapping[str, object],
+    sources: Mapping[str, str],
+    error_text: str,
+    absent: Mapping[str, str] | None = None,
 ) -> FlatFacts:
-    """FlatFacts holding only what the text stated (everything else is unknown)."""
+    """FlatFacts holding only what the text stated: values, and (``absent``: path -> where)
+    what it says is not there; everything else is unknown."""
     values: dict[str, Fact[Any]] = {
         path: Fact.of(value, f"{SOURCE}: {sources.get(path, 'pasted text')}")
         for path, value in facts.items()
     }
+    for path, where in (absent or {}).items():
+        values[path] = Fact.absent(f"not there, says {where}", SOURCE)
     values.update(
         {path: Fact.absent("a pasted report has no smoke test", SOURCE) for path in _NO_SMOKE}
     )

@@ -156,6 +156,14 @@ def _area(name: str, phrase: str, fmt: str, found: Findings) -> None:
         where = source(fmt, f"{name}: {phrase}")
         for path, value in reader(phrase.strip()).items():
             found.add(path, value, where)
+        found.absent.extend((path, where) for path in _stated_absent(name, phrase.strip()))
+
+
+def _stated_absent(name: str, phrase: str) -> tuple[str, ...]:
+    """The facts an area's phrase says are not there: the report probed and found nothing."""
+    if name == GPU and phrase.startswith("none visible (no NVIDIA driver"):
+        return ("driver.version",)
+    return _NOT_THERE.get((name, phrase), ())
 
 
 def _gpus(phrase: str) -> dict[str, object]:
@@ -260,6 +268,14 @@ def _versions(stated: Mapping[str, str | None]) -> dict[str, object]:
         if text and (version := version_or_none(text)) is not None
     }
 
+
+#: (area, its whole phrase) -> the facts it says are not installed.
+_NOT_THERE: Mapping[tuple[str, str], tuple[str, ...]] = {
+    (DRIVER, "not installed"): ("driver.version",),
+    (TORCH, "not installed"): ("torch.version",),
+    (TE, "not installed"): ("te.version",),
+    (CUDNN, "not found"): ("cudnn.version",),
+}
 
 _READERS: Mapping[str, Callable[[str], dict[str, object]]] = {
     GPU: _gpus,

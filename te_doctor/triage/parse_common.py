@@ -96,13 +96,15 @@ class Observation:
 @dataclass
 class Findings:
     """What one parser found: observations, the report formats it recognised, the lines it
-    owns (a te-doctor snapshot's own error text is not a new error), and errors it read that
-    are not lines of the paste (a smoke test's error inside a pasted te-doctor report)."""
+    owns (a te-doctor snapshot's own error text is not a new error), errors it read that are
+    not lines of the paste (a smoke test's error inside a pasted te-doctor report), and facts
+    the text says are not there (``(path, source)``: a report's "NVIDIA driver: not installed")."""
 
     observations: list[Observation] = field(default_factory=list)
     formats: list[str] = field(default_factory=list)
     owned_lines: list[tuple[int, int]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    absent: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, path: str, value: object, source: str) -> None:
         """Record ``value`` for ``path``, read from ``source`` (beyond the cap: dropped)."""

@@ -48,6 +48,8 @@ class Parsed:
     conflicts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the text no environment parser read (errors, logs, sentences), head and tail if long
     unread_text: str = ""
+    #: fact path -> where the text says it is not there (never a path it also states)
+    absent: Mapping[str, str] = field(default_factory=dict)
 
 
 #: Parsers in priority order: the first to state a value gives the fact its source.
@@ -94,7 +96,13 @@ def _parse(text: str) -> Parsed:
     facts, sources, conflicts = _merge(obs for found in results for obs in found.observations)
     _derive(facts, sources, conflicts)
     formats = tuple(dict.fromkeys(fmt for found in results for fmt in found.formats))
-    return Parsed(facts, sources, error_text, formats, conflicts, _unread(report, owned))
+    absent = {
+        path: where
+        for found in results
+        for path, where in found.absent
+        if path not in facts and path not in conflicts
+    }
+    return Parsed(facts, sources, error_text, formats, conflicts, _unread(report, owned), absent)
 
 
 #: How much unread text signatures are matched on: its first and last characters.
