@@ -143,3 +143,18 @@ def test_garbage_in_the_report_shapes_gives_no_facts() -> None:
     )
     parsed = parse_report(garbage * 50)
     assert {p: v for p, v in parsed.facts.items() if not p.startswith("smoke.")} == {}
+
+
+def test_a_stage_with_a_hyphen_gives_its_error(tmp_path: Path) -> None:
+    """Stages are named like ``import-torch``; the text report's stage line is read whatever
+    the name (te-doctor check on a machine without torch says ``stage import-torch: ...``)."""
+    data = json.loads(
+        (Path(__file__).parent / "fixtures" / "h100-fp8-gemm-fails.json").read_text("utf-8")
+    )
+    error = "ModuleNotFoundError: No module named 'torch'"
+    data["smoke"]["stage"]["value"] = "import-torch"
+    data["smoke"]["error_text"]["value"] = error
+    data["smoke"]["checks"] = []
+    fixture = tmp_path / "no-torch.json"
+    fixture.write_text(json.dumps(data), encoding="utf-8")
+    assert error in parse_report(rendered(fixture, CheckFormat.TEXT)).error_text

@@ -31,7 +31,7 @@ _TEXT_AREA = re.compile(rf"{_MARK}({_AREA_NAMES}): (.{{1,2000}})")
 _HINT = re.compile(r" (?:→|->) .{1,200}$| \[\d{1,4} [^\[\]]{1,200}\]$")
 _MARKDOWN_AREA = re.compile(rf"\|[ *\w]{{1,30}}\| ({_AREA_NAMES}) \| (.{{1,2000}}) \|")
 #: ``    ✗ stage gemm: RuntimeError: ...`` (continued on lines indented by six).
-_STAGE_LINE = re.compile(rf"    {_MARK}stage \w{{1,40}}: (.{{1,2000}})")
+_STAGE_LINE = re.compile(rf"    {_MARK}stage [\w-]{{1,40}}: (.{{1,2000}})")
 _MARKDOWN_GEMM = re.compile(
     r"\| `[\w-]{1,40}` \| no \| its smoke GEMM [\w-]{1,40} failed: (.{1,2000}) \|"
 )
