@@ -47,6 +47,10 @@ _TORCH = re.compile(
 _TE = re.compile(r"(\S{1,60}) \((?:CUDA (\d{1,3}) core|no core library found), .{1,40}\)")
 _CUDNN = re.compile(r"(\S{1,60})(?: \((\d{1,3}) versions installed\))?")
 _ARCHES = frozenset({"x86_64", "aarch64", "arm64", "ppc64le", "s390x", "AMD64"})
+#: Format -> (how its last block starts, how the lines inside that block start).
+_LAST_BLOCK = {TEXT_FORMAT: ("Use: ", "    "), MARKDOWN_FORMAT: ("| Path | Viable |", "|")}
+#: The GPU phrase of a machine without a driver: no GPU count, and no driver.
+_NO_DRIVER = "none visible (no NVIDIA driver"
 
 
 def parse(report: Report) -> Findings:
@@ -135,16 +139,11 @@ def _unwrapped(first: str, following: Sequence[str], indent: int) -> str:
 def _end(lines: tuple[str, ...], start: int, fmt: str) -> int:
     """The line after the report: the text form ends with its ``Use:`` block, the Markdown form
     with its path table; a report cut before either runs to the end of the paste."""
-    last = "Use: " if fmt == TEXT_FORMAT else "| Path | Viable |"
+    last, inside = _LAST_BLOCK[fmt]
     for number in range(start + 1, len(lines)):
         if lines[number].startswith(last):
             end = number + 1
-            inside = (
-                (lambda ln: ln.startswith("    "))
-                if fmt == TEXT_FORMAT
-                else (lambda ln: ln.startswith("|"))
-            )
-            while end < len(lines) and inside(lines[end]):
+            while end < len(lines) and lines[end].startswith(inside):
                 end += 1
             return end
     return len(lines)
@@ -161,14 +160,14 @@ def _area(name: str, phrase: str, fmt: str, found: Findings) -> None:
 
 def _stated_absent(name: str, phrase: str) -> tuple[str, ...]:
     """The facts an area's phrase says are not there: the report probed and found nothing."""
-    if name == GPU and phrase.startswith("none visible (no NVIDIA driver"):
+    if name == GPU and phrase.startswith(_NO_DRIVER):
         return ("driver.version",)
     return _NOT_THERE.get((name, phrase), ())
 
 
 def _gpus(phrase: str) -> dict[str, object]:
     if phrase.startswith("none visible"):  # without a driver the count is unknown, not 0
-        return {} if phrase.startswith("none visible (no NVIDIA driver") else {"gpus.count": 0}
+        return {} if phrase.startswith(_NO_DRIVER) else {"gpus.count": 0}
     hidden = _HIDDEN.search(phrase)
     listed = phrase[: hidden.start()] if hidden else phrase
     gpus = list(_GPU.finditer(listed))
@@ -204,8 +203,8 @@ def _cuda(phrase: str) -> dict[str, object]:
 
 
 def _cudnn(phrase: str) -> dict[str, object]:
-    match = _CUDNN.fullmatch(phrase)
-    if not match or phrase == "not found":
+    match = _CUDNN.fullmatch(phrase)  # "not found" is two words: no match
+    if not match:
         return {}
     facts = _versions({"cudnn.version": match.group(1)})
     if facts:
