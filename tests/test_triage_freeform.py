@@ -123,6 +123,14 @@ def test_numbers_in_sentences_are_not_facts(text: str) -> None:
     assert parse_report(text).facts == {}
 
 
+def test_a_wheel_version_on_its_own_line_is_stated() -> None:
+    """bytedance/UNO#56 pastes only ``torch 2.5.0+cu121`` above the error: the build tag makes
+    it a version pip printed, not a fragment of a sentence."""
+    facts = parse_report(environment("bytedance/UNO#56") + "\n").facts
+    assert facts == {"torch.version": "2.5.0+cu121", "torch.cuda_version": "12.1"}
+    assert parse_report("I run torch 2.5.0+cu121 here\n").facts == {}
+
+
 @pytest.mark.parametrize(
     "text",
     [

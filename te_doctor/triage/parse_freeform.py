@@ -34,6 +34,10 @@ _VERSION_TOKEN = re.compile(
     r"(?:[vV]\.?)?(\d{1,4}(?:\.\d{1,6}){0,4}(?:(?:a|b|rc|\.?post|\.?dev)\d{0,12}){0,2}"
     r"(?:\+[A-Za-z0-9]{1,40}(?:[._][A-Za-z0-9]{1,40}){0,6})?)(?![\w.])"
 )
+#: A wheel's full version with its local build tag, as pip prints it (2.5.0+cu121, 2.4.1+cpu).
+_WHEEL_VERSION = re.compile(
+    r"\d{1,4}(?:\.\d{1,6}){2,4}\+[A-Za-z0-9]{1,40}(?:[._][A-Za-z0-9]{1,40}){0,6}"
+)
 _SEPARATOR = r"[ \t]{0,30}(?P<sep>==|:|=|\||(?=[ \t]))[ \t]{0,40}"
 _CUDA_LOCAL = re.compile(r"\+cu(\d{1,2})(\d)\b")
 _ROCM_LOCAL = re.compile(r"\+rocm(\d{1,2}\.\d{1,2})")
@@ -142,7 +146,7 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
             candidates.append((number, key, explicit, match, line))
     numbers = {number for number, *_ in candidates}
     for number, key, explicit, match, line in candidates:
-        if not explicit and not _in_a_list(number, numbers):
+        if not explicit and not _in_a_list(number, numbers) and not _stated_alone(match):
             continue  # "torch 2.1.0" alone is a sentence fragment, not a listing
         value = match.group("value").strip().strip("|").strip()
         before = len(found.observations)
@@ -151,6 +155,12 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
             found.recognised(FORMAT)
             found.own(number, number + 1)
     return found
+
+
+def _stated_alone(match: re.Match[str]) -> bool:
+    """``torch 2.5.0+cu121`` on a line of its own: a wheel's version with its build tag, which
+    no sentence fragment carries (a bare ``torch 2.1.0`` line still needs a list around it)."""
+    return _WHEEL_VERSION.fullmatch(match.group("value").strip()) is not None
 
 
 def _in_a_list(number: int, numbers: set[int]) -> bool:
