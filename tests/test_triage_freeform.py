@@ -123,6 +123,16 @@ def test_numbers_in_sentences_are_not_facts(text: str) -> None:
     assert parse_report(text).facts == {}
 
 
+def test_key_version_pairs_in_one_comma_separated_line() -> None:
+    """deepspeedai/DeepSpeed#4614 opens with ``nvcc 11.5.119, pytorch 2.1.0+cu121.``."""
+    facts = parse_report("nvcc 11.5.119, pytorch 2.1.0+cu121.\n").facts
+    assert facts["cuda.toolkit_version"] == "11.5.119"
+    assert facts["torch.version"] == "2.1.0+cu121"
+    # a sentence with commas is not a list: one part is not a "key version" pair
+    assert parse_report("I tried torch 2.3, 2.4 and python 3.10, nothing works.\n").facts == {}
+    assert parse_report("nvcc 11.5, which is old\n").facts == {}
+
+
 def test_a_wheel_version_on_its_own_line_is_stated() -> None:
     """bytedance/UNO#56 pastes only ``torch 2.5.0+cu121`` above the error: the build tag makes
     it a version pip printed, not a fragment of a sentence."""

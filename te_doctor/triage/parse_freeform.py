@@ -38,6 +38,7 @@ _VERSION_TOKEN = re.compile(
 _WHEEL_VERSION = re.compile(
     r"\d{1,4}(?:\.\d{1,6}){2,4}\+[A-Za-z0-9]{1,40}(?:[._][A-Za-z0-9]{1,40}){0,6}"
 )
+_VERSION_ALONE = re.compile(r"[vV]?\d{1,4}(?:\.\d{1,6}){1,4}(?:\+[A-Za-z0-9._]{1,60})?")
 _SEPARATOR = r"[ \t]{0,30}(?P<sep>==|:|=|\||(?=[ \t]))[ \t]{0,40}"
 _CUDA_LOCAL = re.compile(r"\+cu(\d{1,2})(\d)\b")
 _ROCM_LOCAL = re.compile(r"\+rocm(\d{1,2}\.\d{1,2})")
@@ -137,13 +138,12 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
         if read[number] or len(raw) > _MAX_LINE or not raw.strip():
             continue
         line = raw.replace("**", "").replace("`", "")
-        match = _LINE.match(line)
-        if match is None:
-            continue
-        key = " ".join(re.split(r"[ \t_-]{1,2}", match.group("key").lower()))
-        explicit = match.group("sep") in (":", "=", "==", "|")
-        if explicit or key not in _NEEDS_SEPARATOR:
-            candidates.append((number, key, explicit, match, line))
+        pairs = _pairs_in_one_line(line)
+        for match in pairs or [m for m in [_LINE.match(line)] if m is not None]:
+            key = " ".join(re.split(r"[ \t_-]{1,2}", match.group("key").lower()))
+            explicit = bool(pairs) or match.group("sep") in (":", "=", "==", "|")
+            if explicit or key not in _NEEDS_SEPARATOR:
+                candidates.append((number, key, explicit, match, line))
     numbers = {number for number, *_ in candidates}
     for number, key, explicit, match, line in candidates:
         if not explicit and not _in_a_list(number, numbers) and not _stated_alone(match):
@@ -155,6 +155,17 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
             found.recognised(FORMAT)
             found.own(number, number + 1)
     return found
+
+
+def _pairs_in_one_line(line: str) -> list[re.Match[str]]:
+    """``nvcc 11.5.119, pytorch 2.1.0+cu121.``: two or more ``key version`` pairs, and nothing
+    else, in one comma-separated line; each is read as if it had its own line in a list."""
+    parts = [part.strip(" \t.;") for part in line.split(",")] if "," in line else []
+    matches = [_LINE.fullmatch(part) for part in parts if part]
+    if len(matches) < 2 or len(matches) != len(parts):
+        return []
+    good = [m for m in matches if m and _VERSION_ALONE.fullmatch(m.group("value"))]
+    return good if len(good) == len(matches) else []
 
 
 def _stated_alone(match: re.Match[str]) -> bool:
