@@ -133,6 +133,17 @@ def test_key_version_pairs_in_one_comma_separated_line() -> None:
     assert parse_report("nvcc 11.5, which is old\n").facts == {}
 
 
+def test_detectron2_env_table_versions_with_their_paths() -> None:
+    """facebookresearch/detectron2#2777 pastes detectron2's env table, where each package's line
+    ends with where it was imported from (``PyTorch  1.8.0 @/home/.../torch``)."""
+    facts = parse_report(environment("facebookresearch/detectron2#2777") + "\n").facts
+    assert facts["torch.version"] == "1.8.0"
+    assert facts["packages.torchvision"] == "0.9.0"
+    # a path alone, or a version in a sentence with a path, is not such a line
+    assert parse_report("PyTorch @/home/me/torch\n").facts == {}
+    assert parse_report("I use torch 1.8.0 from /home/me/torch\n").facts == {}
+
+
 def test_a_wheel_version_on_its_own_line_is_stated() -> None:
     """bytedance/UNO#56 pastes only ``torch 2.5.0+cu121`` above the error: the build tag makes
     it a version pip printed, not a fragment of a sentence."""

@@ -38,6 +38,7 @@ _VERSION_TOKEN = re.compile(
 _WHEEL_VERSION = re.compile(
     r"\d{1,4}(?:\.\d{1,6}){2,4}\+[A-Za-z0-9]{1,40}(?:[._][A-Za-z0-9]{1,40}){0,6}"
 )
+_IMPORTED_FROM = re.compile(r"\d{1,4}(?:\.\d{1,6}){1,4}\S{0,40} @/\S{1,300}")
 _VERSION_ALONE = re.compile(r"[vV]?\d{1,4}(?:\.\d{1,6}){1,4}(?:\+[A-Za-z0-9._]{1,60})?")
 _SEPARATOR = r"[ \t]{0,30}(?P<sep>==|:|=|\||(?=[ \t]))[ \t]{0,40}"
 _CUDA_LOCAL = re.compile(r"\+cu(\d{1,2})(\d)\b")
@@ -169,9 +170,12 @@ def _pairs_in_one_line(line: str) -> list[re.Match[str]]:
 
 
 def _stated_alone(match: re.Match[str]) -> bool:
-    """``torch 2.5.0+cu121`` on a line of its own: a wheel's version with its build tag, which
-    no sentence fragment carries (a bare ``torch 2.1.0`` line still needs a list around it)."""
-    return _WHEEL_VERSION.fullmatch(match.group("value").strip()) is not None
+    """``torch 2.5.0+cu121`` on a line of its own (a wheel's version with its build tag), or
+    detectron2's env table's ``PyTorch  1.8.0 @/home/.../torch`` (a version and where it was
+    imported from): what a tool printed, never a sentence fragment (a bare ``torch 2.1.0`` line
+    still needs a list around it)."""
+    value = match.group("value").strip()
+    return bool(_WHEEL_VERSION.fullmatch(value) or _IMPORTED_FROM.fullmatch(value))
 
 
 def _in_a_list(number: int, numbers: set[int]) -> bool:
@@ -220,6 +224,8 @@ def _leading_version(value: str, *, whole: bool) -> str | None:
     if match is None:
         return None
     rest = text[match.end() :].strip(" ,;'\"")
+    if rest.startswith("@/"):
+        rest = ""  # detectron2's env table: "PyTorch  1.8.0 @/home/.../torch", where it lives
     if whole and rest and not rest.startswith("("):
         return None  # "Python 3.10 is what I use": a sentence, not a list line
     if _VERSION_TOKEN.search(rest.split("(", 1)[0]):
