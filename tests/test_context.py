@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.probes.context import NOT_FOUND, TIMED_OUT, run_command
+from te_doctor.probes import context
+from te_doctor.probes.context import NOT_FOUND, TIMED_OUT, run_command, stop_running_commands
 from tests.fakes import FakeMachine
 
 
@@ -48,6 +49,33 @@ def test_not_executable_is_126(tmp_path: Path) -> None:
 def test_output_is_captured() -> None:
     result = run_command([sys.executable, "-c", "print('hello')"], timeout=10)
     assert result.ok and result.stdout.strip() == "hello"
+
+
+def test_a_command_just_started_in_another_thread_is_still_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C can end te-doctor while another thread's child runs but that thread has not yet
+    recorded it (it waits for the GIL after the child started): the exit must still kill it."""
+    real_popen = context.subprocess.Popen
+    started = threading.Event()
+    children: list[int] = []
+
+    def slow_to_return(*args: object, **kwargs: object) -> object:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        children.append(proc.pid)
+        started.set()
+        time.sleep(0.5)  # the thread is descheduled before run_command records the child
+        return proc
+
+    monkeypatch.setattr(context.subprocess, "Popen", slow_to_return)
+    runner = threading.Thread(
+        target=run_command, args=(["sleep", "30"],), kwargs={"timeout": 60}, daemon=True
+    )
+    runner.start()
+    assert started.wait(10)
+    stop_running_commands()  # what the interpreter's exit runs
+    runner.join(10)
+    assert not runner.is_alive(), "the child was left running (run_command still waits on it)"
 
 
 NAMES = (

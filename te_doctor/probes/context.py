@@ -33,6 +33,11 @@ _WILDCARD = re.compile(r"[*?\[]")
 #: Commands started by ``run_command`` that have not ended yet (any thread).
 _RUNNING: set[subprocess.Popen[bytes]] = set()
 _RUNNING_LOCK = threading.Lock()
+#: How many ``run_command`` calls are between starting their child and recording it in
+#: ``_RUNNING`` (the child may already be running while its thread waits for the GIL).
+_STARTING = [0]
+#: How long ``stop_running_commands`` waits for those to be recorded.
+_STARTING_WAIT_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,9 @@ def run_command(
 ) -> CommandResult:
     """Run ``argv`` (never through a shell) and kill its whole process group on timeout."""
     args = tuple(argv)
+    with _RUNNING_LOCK:
+        _STARTING[0] += 1
+    proc = None
     try:
         proc = subprocess.Popen(
             args,
@@ -227,9 +235,12 @@ def run_command(
         return CommandResult(args, NOT_EXECUTABLE, "", str(exc))
     except OSError as exc:
         return CommandResult(args, NOT_EXECUTABLE, "", str(exc))
+    finally:
+        with _RUNNING_LOCK:
+            if proc is not None:
+                _RUNNING.add(proc)
+            _STARTING[0] -= 1
     started = time.monotonic()
-    with _RUNNING_LOCK:
-        _RUNNING.add(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -256,10 +267,16 @@ def stop_running_commands() -> None:
     """Kill every command still running, those of other threads (the smoke test) included.
 
     Each runs in a session of its own, so Ctrl-C at a terminal never reaches it; without this
-    an interrupted te-doctor would leave a hanging child behind. Runs at interpreter exit.
+    an interrupted te-doctor would leave a hanging child behind. Runs at interpreter exit. A
+    command another thread has just started is waited for (briefly) until it is recorded.
     """
-    with _RUNNING_LOCK:
-        running = list(_RUNNING)
+    deadline = time.monotonic() + _STARTING_WAIT_S
+    while True:
+        with _RUNNING_LOCK:
+            if not _STARTING[0] or time.monotonic() > deadline:
+                running = list(_RUNNING)
+                break
+        time.sleep(0.01)
     for proc in running:
         _signal_group(proc)  # its own thread reaps it: two threads never read one pipe
 
