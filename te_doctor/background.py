@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -18,6 +19,10 @@ WAKE_S = 0.1
 #: prints and drops an exception raised while the main thread runs a finalizer (a weakref
 #: callback, ``__del__``): a wait that finds one here raises it again rather than wait on.
 _ARRIVED: list[str] = []
+#: Whether the main thread is starting a child (``deferring_interrupts``), and the interrupts
+#: that arrived meanwhile, raised by ``raise_deferred`` once the child is tracked.
+_DEFERRING = [False]
+_DEFERRED: list[str] = []
 
 
 def interrupt(message: str = "") -> NoReturn:
@@ -29,9 +34,42 @@ def interrupt(message: str = "") -> NoReturn:
     raise KeyboardInterrupt
 
 
+def on_signal(message: str = "") -> None:
+    """A Ctrl-C or SIGTERM handler's body (cli.main installs it): ``interrupt``, unless the main
+    thread is starting a child process (``deferring_interrupts``), which an exception in the
+    middle would leave running untracked: then the interrupt waits for ``raise_deferred``."""
+    if _DEFERRING[0]:
+        _ARRIVED.append(message)
+        _DEFERRED.append(message)
+        return
+    interrupt(message)
+
+
+@contextmanager
+def deferring_interrupts() -> Iterator[None]:
+    """Hold back the main thread's interrupt while the block runs (other threads get none)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _DEFERRING[0] = True
+    try:
+        yield
+    finally:
+        _DEFERRING[0] = False
+
+
+def raise_deferred() -> None:
+    """Raise the interrupt ``deferring_interrupts`` held back, if one arrived."""
+    if _DEFERRED:
+        message = _DEFERRED[-1]
+        _DEFERRED.clear()
+        interrupt(message)
+
+
 def forget_interrupts() -> None:
     """A new run starts (te-doctor's CLI called again in one process): nothing has arrived."""
     _ARRIVED.clear()
+    _DEFERRED.clear()
 
 
 def join(worker: threading.Thread, timeout: float | None = None) -> None:

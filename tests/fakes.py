@@ -15,13 +15,8 @@ from typing import Any
 
 import pynvml
 
-from te_doctor.probes.context import (
-    NOT_FOUND,
-    CommandResult,
-    InterpreterInfo,
-    ProbeContext,
-    SystemInfo,
-)
+from te_doctor.probes.commands import NOT_FOUND, CommandResult
+from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo
 from te_doctor.probes.distributions import scan_distributions
 
 SITE = "/usr/lib/python3/site-packages"

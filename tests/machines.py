@@ -27,7 +27,8 @@ from pathlib import Path
 import pynvml
 
 from te_doctor.probes.collect import collect_snapshot
-from te_doctor.probes.context import TIMED_OUT, CommandResult, SystemInfo
+from te_doctor.probes.commands import TIMED_OUT, CommandResult
+from te_doctor.probes.context import SystemInfo
 from te_doctor.smoke.result import from_child
 from te_doctor.snapshot.file import dumps
 from tests.elf_builder import fatbin

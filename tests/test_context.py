@@ -3,6 +3,8 @@ answer as pathlib does, and a value shared by probes is computed once."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
@@ -11,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.probes import context
-from te_doctor.probes.context import NOT_FOUND, TIMED_OUT, run_command, stop_running_commands
+from te_doctor.background import forget_interrupts, on_signal
+from te_doctor.probes import commands
+from te_doctor.probes.commands import NOT_FOUND, TIMED_OUT, run_command, stop_running_commands
 from tests.fakes import FakeMachine
 
 
@@ -56,7 +59,7 @@ def test_a_command_just_started_in_another_thread_is_still_stopped(
 ) -> None:
     """Ctrl-C can end te-doctor while another thread's child runs but that thread has not yet
     recorded it (it waits for the GIL after the child started): the exit must still kill it."""
-    real_popen = context.subprocess.Popen
+    real_popen = commands.subprocess.Popen
     started = threading.Event()
     children: list[int] = []
 
@@ -67,7 +70,7 @@ def test_a_command_just_started_in_another_thread_is_still_stopped(
         time.sleep(0.5)  # the thread is descheduled before run_command records the child
         return proc
 
-    monkeypatch.setattr(context.subprocess, "Popen", slow_to_return)
+    monkeypatch.setattr(commands.subprocess, "Popen", slow_to_return)
     runner = threading.Thread(
         target=run_command, args=(["sleep", "30"],), kwargs={"timeout": 60}, daemon=True
     )
@@ -76,6 +79,31 @@ def test_a_command_just_started_in_another_thread_is_still_stopped(
     stop_running_commands()  # what the interpreter's exit runs
     runner.join(10)
     assert not runner.is_alive(), "the child was left running (run_command still waits on it)"
+
+
+def test_ctrl_c_while_the_child_starts_stops_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C can reach the main thread after the child started but before ``Popen`` returned
+    (a loaded machine): the interrupt waits until the child is held, then stops it."""
+    real_popen = commands.subprocess.Popen
+    children: list[int] = []
+
+    def interrupted_while_returning(*args: object, **kwargs: object) -> object:
+        proc = real_popen(*args, **kwargs)  # type: ignore[call-overload]
+        children.append(proc.pid)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the handler runs here, inside Popen as far as the caller knows
+        return proc
+
+    monkeypatch.setattr(commands.subprocess, "Popen", interrupted_while_returning)
+    previous = signal.signal(signal.SIGINT, lambda number, frame: on_signal(""))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_command(["sleep", "30"], timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        forget_interrupts()
+    with pytest.raises(ProcessLookupError):
+        os.kill(children[0], 0)  # killed and reaped
 
 
 NAMES = (

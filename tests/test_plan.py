@@ -13,7 +13,7 @@ from te_doctor.errors import TeDoctorError
 from te_doctor.plan import pip_predict
 from te_doctor.plan.data import NgcRelease, Releases, load_plan_rules, load_releases
 from te_doctor.plan.planner import make_plan
-from te_doctor.probes.context import CommandResult
+from te_doctor.probes.commands import CommandResult
 from te_doctor.snapshot.file import load
 from te_doctor.snapshot.model import Snapshot
 

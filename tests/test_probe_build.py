@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from te_doctor.probes.build import probe_build
-from te_doctor.probes.context import CommandResult
+from te_doctor.probes.commands import CommandResult
 from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeMachine, ok
 

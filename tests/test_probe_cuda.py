@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from te_doctor.probes.context import CommandResult
+from te_doctor.probes.commands import CommandResult
 from te_doctor.probes.cuda import probe_cuda
 from te_doctor.probes.cudnn import probe_cudnn
 from te_doctor.snapshot.facts import FactState

@@ -9,7 +9,7 @@ import pynvml
 import pytest
 
 from te_doctor.probes import nvidia, nvml
-from te_doctor.probes.context import CommandResult
+from te_doctor.probes.commands import CommandResult
 from te_doctor.probes.nvidia import probe_nvidia, visible_indices
 from te_doctor.snapshot.facts import FactState
 from tests.fakes import FakeGpu, FakeMachine, FakeNvml, ok
@@ -135,7 +135,7 @@ def test_real_hanging_nvidia_smi_costs_a_few_seconds(
     machine: FakeMachine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """End to end with the real runner: a wedged nvidia-smi is killed at the timeout."""
-    from te_doctor.probes.context import run_command
+    from te_doctor.probes.commands import run_command
 
     monkeypatch.setattr(nvidia, "SMI_TIMEOUT_S", 1.0)
     machine.nvml = FakeNvml(init_error=pynvml.NVML_ERROR_UNKNOWN)

@@ -15,7 +15,7 @@ import pynvml
 import pytest
 
 from te_doctor.probes import nvidia, nvml
-from te_doctor.probes.context import CommandResult
+from te_doctor.probes.commands import CommandResult
 from te_doctor.probes.nvidia import probe_nvidia
 from te_doctor.probes.nvidia_smi import SmiError, query_cuda_version, query_gpus, read_proc_version
 from te_doctor.snapshot.facts import FactState

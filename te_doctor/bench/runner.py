@@ -13,7 +13,7 @@ from te_doctor.bench.choose import PlannedPath
 from te_doctor.bench.record import BenchSettings, ComponentRun, PathRun
 from te_doctor.bench.workload import COMPONENTS, Workload, step_flops
 from te_doctor.files import read_json_object
-from te_doctor.probes.context import run_command
+from te_doctor.probes.commands import run_command
 from te_doctor.probes.exits import exit_in_words
 
 CHILD = Path(__file__).parent / "child" / "te_doctor_bench_child.py"

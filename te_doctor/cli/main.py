@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from te_doctor import __version__
-from te_doctor.background import forget_interrupts, interrupt
+from te_doctor.background import forget_interrupts, on_signal
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
 
@@ -174,7 +174,7 @@ def _interrupts_remembered() -> dict[int, Any]:
         return {}
 
     def handle(number: int, frame: object) -> None:
-        interrupt("" if number == signal.SIGINT else signal.Signals(number).name)
+        on_signal("" if number == signal.SIGINT else signal.Signals(number).name)
 
     previous: dict[int, Any] = {signal.SIGTERM: signal.signal(signal.SIGTERM, handle)}
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

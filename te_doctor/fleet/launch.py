@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from te_doctor.fleet.reading import RUN_MANIFEST_SCHEMA
-from te_doctor.probes.context import CommandResult, run_command
+from te_doctor.probes.commands import CommandResult, run_command
 
 LAUNCHERS = ("srun", "sbatch-array")
 MANIFEST = "fleet-run.json"

@@ -20,7 +20,7 @@ from typing import Any
 
 from te_doctor import __version__
 from te_doctor.files import write_atomically
-from te_doctor.probes.context import run_command
+from te_doctor.probes.commands import run_command
 from te_doctor.probes.exits import exit_in_words
 
 NODE_REPORT_SCHEMA = "te-doctor/node-report/v1"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from te_doctor.probes.context import run_command
+from te_doctor.probes.commands import run_command
 from te_doctor.probes.exits import exit_in_words
 
 PIP_TIMEOUT_S = 60.0

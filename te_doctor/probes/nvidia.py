@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from te_doctor.probes.context import TIMED_OUT, ProbeContext
+from te_doctor.probes.commands import TIMED_OUT
+from te_doctor.probes.context import ProbeContext
 from te_doctor.probes.libcuda import probe_libcuda
 from te_doctor.probes.nvidia_smi import (
     PROC_SOURCE,

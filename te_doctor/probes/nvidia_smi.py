@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from te_doctor.probes.context import NOT_FOUND, ProbeContext
+from te_doctor.probes.commands import NOT_FOUND
+from te_doctor.probes.context import ProbeContext
 from te_doctor.snapshot.facts import ComputeCapability, Fact, Version
 from te_doctor.snapshot.model import GpuFacts
 

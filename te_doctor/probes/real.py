@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from te_doctor.errors import InterpreterError
-from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo, run_command
+from te_doctor.probes.commands import run_command
+from te_doctor.probes.context import InterpreterInfo, ProbeContext, SystemInfo
 from te_doctor.probes.distributions import scan_distributions
 from te_doctor.probes.nvml import NvmlLibraryMissing
 from te_doctor.probes.target import NAMED, Target, own_interpreter

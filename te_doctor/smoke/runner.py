@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from te_doctor.files import read_json_object
-from te_doctor.probes.context import run_command
+from te_doctor.probes.commands import run_command
 from te_doctor.smoke.result import from_child
 from te_doctor.snapshot.model import SmokeFacts
 
