@@ -59,8 +59,9 @@ def deferring_interrupts() -> Iterator[None]:
 
 
 def raise_deferred() -> None:
-    """Raise the interrupt ``deferring_interrupts`` held back, if one arrived."""
-    if _DEFERRED:
+    """Raise the interrupt ``deferring_interrupts`` held back, if one arrived (in the main
+    thread only: another thread must not take it over)."""
+    if _DEFERRED and threading.current_thread() is threading.main_thread():
         message = _DEFERRED[-1]
         _DEFERRED.clear()
         interrupt(message)

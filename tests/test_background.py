@@ -9,7 +9,15 @@ import threading
 
 import pytest
 
-from te_doctor.background import forget_interrupts, in_background, interrupt, join
+from te_doctor.background import (
+    deferring_interrupts,
+    forget_interrupts,
+    in_background,
+    interrupt,
+    join,
+    on_signal,
+    raise_deferred,
+)
 from te_doctor.engine.rule_model import RuleFileError
 
 
@@ -117,3 +125,26 @@ def test_the_cli_remembers_ctrl_c_and_gives_the_handler_back() -> None:
     )
     assert "Exception ignored" in run.stderr  # the finalizer did drop it
     assert run.stdout == "interrupted True\n", run.stderr
+
+
+def test_a_deferred_interrupt_is_raised_in_the_main_thread_only() -> None:
+    """Ctrl-C held back while the main thread started a child is the main thread's to raise; a
+    worker thread that starts a command of its own at that moment must not take it over."""
+    forget_interrupts()
+    with deferring_interrupts():
+        on_signal("")  # what the handler does when Ctrl-C arrives in the block
+    raised: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            raise_deferred()
+        except BaseException as exc:  # noqa: BLE001 - the test reports it below
+            raised.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert raised == []
+    with pytest.raises(KeyboardInterrupt):
+        raise_deferred()
+    forget_interrupts()
