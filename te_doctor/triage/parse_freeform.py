@@ -140,7 +140,8 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
             continue
         line = raw.replace("**", "").replace("`", "")
         pairs = _pairs_in_one_line(line)
-        for match in pairs or [m for m in [_LINE.match(line)] if m is not None]:
+        single = _LINE.match(line)
+        for match in pairs or ([single] if single else []):
             key = " ".join(re.split(r"[ \t_-]{1,2}", match.group("key").lower()))
             explicit = bool(pairs) or match.group("sep") in (":", "=", "==", "|")
             if explicit or key not in _NEEDS_SEPARATOR:
@@ -161,12 +162,11 @@ def parse(report: Report, skip: Iterable[tuple[int, int]] = ()) -> Findings:
 def _pairs_in_one_line(line: str) -> list[re.Match[str]]:
     """``nvcc 11.5.119, pytorch 2.1.0+cu121.``: two or more ``key version`` pairs, and nothing
     else, in one comma-separated line; each is read as if it had its own line in a list."""
-    parts = [part.strip(" \t.;") for part in line.split(",")] if "," in line else []
-    matches = [_LINE.fullmatch(part) for part in parts if part]
-    if len(matches) < 2 or len(matches) != len(parts):
+    matches = [_LINE.fullmatch(part.strip(" \t.;")) for part in line.split(",")]
+    if len(matches) < 2:
         return []
-    good = [m for m in matches if m and _VERSION_ALONE.fullmatch(m.group("value"))]
-    return good if len(good) == len(matches) else []
+    pairs = [m for m in matches if m and _VERSION_ALONE.fullmatch(m.group("value"))]
+    return pairs if len(pairs) == len(matches) else []
 
 
 def _stated_alone(match: re.Match[str]) -> bool:
