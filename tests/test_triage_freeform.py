@@ -89,6 +89,16 @@ def environment(source: str) -> str:
             "NVIDIA/TransformerEngine#873",
             {"cudnn.version": "8.9.2", "host.python_version": "3.10"},
         ),
+        (  # ComfyUI's start-up log: `Device: cuda:0 NVIDIA GeForce RTX 3090 : cudaMallocAsync`
+            "kijai/ComfyUI-WanVideoWrapper#1583",
+            {
+                "torch.version": "2.7.1+cu126",
+                "torch.cuda_version": "12.6",
+                "packages.xformers": "0.0.31",
+                "gpu.name": "NVIDIA GeForce RTX 3090",
+                "gpu.compute_capability": "8.6",
+            },
+        ),
         (  # the Python banner pasted under a pip command
             "pytorch/pytorch#31243",
             {},

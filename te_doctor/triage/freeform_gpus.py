@@ -42,9 +42,12 @@ def indexed_gpus(key: str, value: str, found: Findings, where: str) -> None:
 
 
 def gpu_name(value: str, found: Findings, where: str) -> bool:
-    """Record the GPU a value names; False when it names none this table knows."""
-    value = re.sub(r"^GPU[ \t]{1,4}\d{1,3}[ \t]{0,4}:[ \t]{0,4}", "", value)
-    name = re.split(r"[(,;]| with | \| ", value, maxsplit=1)[0].strip()
+    """Record the GPU a value names; False when it names none this table knows.
+
+    ComfyUI's ``Device: cuda:0 NVIDIA GeForce RTX 3090 : cudaMallocAsync`` names it between the
+    device and the allocator."""
+    value = re.sub(r"^GPU[ \t]{1,4}\d{1,3}[ \t]{0,4}:[ \t]{0,4}|^cuda:\d{1,3}[ \t]{1,4}", "", value)
+    name = re.split(r"[(,;]| with | \| | : ", value, maxsplit=1)[0].strip()
     cc = compute_capability(name)
     explicit = _SM.search(value)
     if explicit:
