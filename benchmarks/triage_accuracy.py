@@ -6,7 +6,9 @@ report the way a reporter would (environment, then error) into the triage parser
 and counts a hit when the labelled category is the first cause (top-1) or among the first three
 (top-3). Prints the whole corpus, its reports with and without pasted error text, each category
 and each wave, and the figures recorded for the held-out waves before any rule or parser was
-written for them (the last wave's is the generalisation figure).
+written for them (the last wave's is the generalisation figure), and how far the pasted text
+itself lets a rule go: the reports a reader who saw only the paste judged to carry no line or fact
+naming their cause (``decisive-lines.json``).
 
     python benchmarks/triage_accuracy.py [--misses] [--json]
 """
@@ -29,6 +31,9 @@ CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "reports"
 #: Measured on each held-out wave before any rule or parser was written for it (SOURCES.md),
 #: oldest first: a JSON list of {wave, reports, top1, top3, date, commit, note}.
 RECORDED_BEFORE_RULES = CORPUS / "before-rules.json"
+#: Misses judged from the paste alone: a JSON list of {source, category, decisive (yes, weak or
+#: no), evidence, why}; "no" means no line or fact in the paste names the labelled cause.
+DECISIVE_LINES = CORPUS / "decisive-lines.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +102,16 @@ def rates(scored: Sequence[Scored]) -> tuple[float, float]:
     )
 
 
+def undecidable(scored: Sequence[Scored], verdicts: Sequence[dict[str, str]]) -> dict[str, Any]:
+    """The reports judged to carry no decisive line, how many are in the top 3 anyway, and the
+    top-3 a rule set could reach if it named every other report's cause."""
+    judged_no = {v["source"] for v in verdicts if v["decisive"] == "no"}
+    cases = [s for s in scored if s.source in judged_no]
+    missed = sum(not s.rank for s in cases)
+    ceiling = (len(scored) - missed) / len(scored) if scored else 0.0
+    return {"reports": len(cases), "in_top3": len(cases) - missed, "top3_ceiling": ceiling}
+
+
 def _line(label: str, scored: Sequence[Scored]) -> str:
     top1, top3 = rates(scored)
     return f"{label:<22} {len(scored):>4}   top-1 {top1:6.1%}   top-3 {top3:6.1%}"
@@ -124,12 +139,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if RECORDED_BEFORE_RULES.is_file()
         else []
     )
+    verdicts = (
+        json.loads(DECISIVE_LINES.read_text(encoding="utf-8")) if DECISIVE_LINES.is_file() else []
+    )
+    paste_only = undecidable(scored, verdicts)
     if args.json:
         figures = {
             name: {"reports": len(g), **dict(zip(("top1", "top3"), rates(g), strict=True))}
             for name, g in groups.items()
         }
-        print(json.dumps({"figures": figures, "before_rules": recorded}, indent=1))
+        report = {"figures": figures, "before_rules": recorded, "undecidable": paste_only}
+        print(json.dumps(report, indent=1))
         return 0
     print(f"{'':<22} {'n':>4}")
     for section in ({"corpus": scored, **pasted}, waves, categories):
@@ -140,6 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{before['wave']} before any rule or parser was written for it{last} "
             f"({before['date']}, {before['commit']}): {before['reports']} reports, "
             f"top-1 {before['top1']:.1%}, top-3 {before['top3']:.1%}"
+        )
+    if verdicts:
+        print(
+            f"\njudged from the paste alone to name no cause: {paste_only['reports']} reports, "
+            f"{paste_only['in_top3']} of them in the top 3 anyway; naming every other report's "
+            f"cause would reach top-3 {paste_only['top3_ceiling']:.1%}"
         )
     if args.misses:
         print("\nnot in the top 3:")
