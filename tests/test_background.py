@@ -99,7 +99,8 @@ def test_a_forgotten_interrupt_does_not_end_a_later_wait() -> None:
 
 
 DROPPED_CTRL_C = """
-import signal, sys, threading
+import faulthandler, signal, sys, threading
+faulthandler.dump_traceback_later(25, exit=True)  # a hang shows where it waits, not a timeout
 from te_doctor.background import in_background
 from te_doctor.cli import main as cli
 
