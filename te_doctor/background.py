@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +66,24 @@ def raise_deferred() -> None:
         message = _DEFERRED[-1]
         _DEFERRED.clear()
         interrupt(message)
+
+
+@contextmanager
+def quiet_dropped_interrupts() -> Iterator[None]:
+    """While the block runs, a KeyboardInterrupt that Python drops because it was raised in a
+    finalizer is not printed as an "Exception ignored" traceback: it is remembered, and the
+    next wait (``join``) raises it again. Any other unraisable exception is printed as before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if not (_ARRIVED and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 def forget_interrupts() -> None:

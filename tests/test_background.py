@@ -16,6 +16,7 @@ from te_doctor.background import (
     interrupt,
     join,
     on_signal,
+    quiet_dropped_interrupts,
     raise_deferred,
 )
 from te_doctor.engine.rule_model import RuleFileError
@@ -106,7 +107,11 @@ from te_doctor.cli import main as cli
 
 class Finalizer:
     def __del__(self):
-        signal.raise_signal(signal.SIGINT)  # the handler runs here, in the finalizer
+        try:
+            signal.raise_signal(signal.SIGINT)  # the handler runs here, in the finalizer
+        except KeyboardInterrupt:
+            print("dropped in the finalizer", file=sys.stderr)
+            raise
 
 def hang(argv):
     Finalizer()
@@ -124,8 +129,36 @@ def test_the_cli_remembers_ctrl_c_and_gives_the_handler_back() -> None:
     run = subprocess.run(
         [sys.executable, "-c", DROPPED_CTRL_C], capture_output=True, text=True, timeout=30
     )
-    assert "Exception ignored" in run.stderr  # the finalizer did drop it
+    assert "dropped in the finalizer" in run.stderr
+    assert "Exception ignored" not in run.stderr  # the user pressed Ctrl-C: no traceback
     assert run.stdout == "interrupted True\n", run.stderr
+
+
+class _Finalizer:
+    """Raises ``error`` when collected, where Python can only drop it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __del__(self) -> None:
+        raise self.error
+
+
+def test_only_a_dropped_interrupt_goes_unprinted(monkeypatch: pytest.MonkeyPatch) -> None:
+    printed: list[BaseException | None] = []
+    monkeypatch.setattr(
+        sys, "unraisablehook", lambda unraisable: printed.append(unraisable.exc_value)
+    )
+    forget_interrupts()
+    try:
+        with quiet_dropped_interrupts():
+            _Finalizer(KeyboardInterrupt())  # no signal arrived: a finalizer's own bug
+            _InterruptedFinalizer()
+            _Finalizer(ValueError("a finalizer's bug"))
+        _InterruptedFinalizer()  # the hook is given back
+    finally:
+        forget_interrupts()
+    assert [type(exc) for exc in printed] == [KeyboardInterrupt, ValueError, KeyboardInterrupt]
 
 
 def test_a_deferred_interrupt_is_raised_in_the_main_thread_only() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from te_doctor import __version__
-from te_doctor.background import forget_interrupts, on_signal
+from te_doctor.background import forget_interrupts, on_signal, quiet_dropped_interrupts
 from te_doctor.cli.help_text import EXIT_CODES_HELP
 from te_doctor.errors import ExitCode, OutputClosedError, TeDoctorError
 
@@ -113,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     forget_interrupts()
     previous = _interrupts_remembered()
     try:
-        return _run(argv)
+        with quiet_dropped_interrupts():
+            return _run(argv)
     finally:  # called in-process (tests, the API): leave the caller's signal handling as it was
         for number, handler in previous.items():
             signal.signal(number, handler)
