@@ -17,6 +17,7 @@ from te_doctor.engine.flatten import flatten
 from te_doctor.render.check_renderers import CHECK_RENDERERS, CheckFormat
 from te_doctor.render.style import Style
 from te_doctor.snapshot.file import load
+from te_doctor.triage.diagnose import NOT_PASTED
 from te_doctor.triage.parse_check_report import JSON_FORMAT, MARKDOWN_FORMAT, TEXT_FORMAT
 from te_doctor.triage.parsers import parse_report
 from tests.test_triage import RULES, triage_text
@@ -87,6 +88,17 @@ def test_no_signature_fires_on_the_reports_own_words(fixture: Path, fmt: CheckFo
     diagnosis = triage_text(rendered(fixture, fmt))
     reading_errors = {rule.id for rule in signatures(RULES)}
     assert not [c.rule_id for c in diagnosis.causes if c.rule_id in reading_errors]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
+def test_a_cause_read_from_the_report_needs_no_fact_it_leaves_out(
+    fixture: Path, fmt: CheckFormat
+) -> None:
+    """A cause found in te-doctor's own report says what the report states: its message never
+    puts "not in the paste" where the check named a fact (a core package the report omits)."""
+    causes = triage_text(rendered(fixture, fmt)).causes
+    assert not [(c.rule_id, c.message) for c in causes if NOT_PASTED in c.message]
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
